@@ -1,0 +1,246 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+#include <fcntl.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <time.h>
+
+#include "apply.h"
+#include "log.h"
+#include "util.h"
+
+static void sleep_usec(uint64_t usec) {
+        struct timespec ts = {
+                .tv_sec = usec / 1000000,
+                .tv_nsec = (usec % 1000000) * 1000,
+        };
+
+        while (nanosleep(&ts, &ts) < 0 && errno == EINTR)
+                ;
+}
+
+/* On 6.18 concurrent writers to one queue get EBUSY (update_nr_hwq_lock is a trylock). */
+static int write_retrying(Sysfs *s, const char *disk, const AttrInfo *a, const char *tunable,
+                          const char *value) {
+        uint64_t delay = APPLY_BUSY_DELAY_USEC;
+        int r = -EBUSY;
+
+        for (unsigned i = 0; i < APPLY_BUSY_TRIES; i++) {
+                r = sysfs_write_setting(s, disk, a, tunable, value);
+                if (r != -EBUSY && r != -EAGAIN && r != -EINTR)
+                        return r;
+                log_debug("%s: writing %s got %s, retrying in %llu us", disk,
+                          tunable ?: a->key, strerror(-r), (unsigned long long) delay);
+                sleep_usec(delay);
+                delay = delay * 2 > APPLY_BUSY_DELAY_MAX_USEC ? APPLY_BUSY_DELAY_MAX_USEC : delay * 2;
+        }
+        return r;
+}
+
+static bool disk_is_gone(Sysfs *s, const Disk *d) {
+        _cleanup_(disk_freep) Disk *probe = NULL;
+        int r;
+
+        r = sysfs_load_disk(s, d->name, (char *[]) { NULL }, &probe);
+        if (r == -ENODEV || r == -ENOENT)
+                return true;
+        /* Same name, other device: the old one is gone. */
+        return r >= 0 && !streq_ptr(probe->devnum, d->devnum);
+}
+
+static int action_set_failure(Action *a, Outcome o, int error, const char *fmt, ...) _printf_(4, 5);
+static int action_set_failure(Action *a, Outcome o, int error, const char *fmt, ...) {
+        va_list ap;
+        int r;
+
+        a->outcome = o;
+        a->error = error;
+        free(a->reason);
+        va_start(ap, fmt);
+        r = vasprintf(&a->reason, fmt, ap);
+        va_end(ap);
+        if (r < 0) {
+                a->reason = NULL;
+                return -ENOMEM;
+        }
+        return 0;
+}
+
+/* Read the attribute back and decide it again: a confirmed write decides as "skip". */
+static int confirm(Sysfs *s, Disk *d, const ResolvedSetting *rs, Action *a) {
+        _cleanup_(action_done) Action again = {};
+        int r;
+
+        r = sysfs_reload_settings(s, d);
+        if (r < 0)
+                return r;
+        if (a->attr->id == ATTR_SCHEDULER) {
+                /* The written one may be a fallback of the list: compare with it. */
+                if (free_and_strdup(&a->result, d->scheduler) < 0)
+                        return -ENOMEM;
+                if (streq_ptr(d->scheduler, a->write)) {
+                        a->outcome = OUTCOME_WRITTEN;
+                        return 0;
+                }
+                return action_set_failure(a, OUTCOME_FAILED, -EIO,
+                                          "written, but the kernel reads back \"%s\"",
+                                          strna(d->scheduler));
+        }
+        r = plan_decide(d, rs, NULL, &again);
+        if (r < 0)
+                return r;
+        free(a->result);
+        a->result = again.current ? strdup(again.current) : NULL;
+        if (again.type == ACTION_SKIP) {
+                a->outcome = OUTCOME_WRITTEN;
+                return 0;
+        }
+        return action_set_failure(a, OUTCOME_FAILED, -EIO, "written, but the kernel reads back \"%s\"",
+                                  strna(again.current));
+}
+
+static int apply_scheduler(Sysfs *s, Disk *d, Action *a) {
+        int r;
+
+        for (size_t i = 0;; i++) {
+                const char *name = i == 0 ? a->write : a->fallbacks[i - 1];
+
+                if (!name)
+                        break;
+                r = write_retrying(s, d->name, a->attr, NULL, name);
+                if (r >= 0) {
+                        if (i > 0 && free_and_strdup(&a->write, name) < 0)
+                                return -ENOMEM;
+                        return 0;
+                }
+                if (r != -EINVAL)
+                        return r;
+                /* EINVAL: unknown or unloadable here; the policy lists what to try next. */
+                if (!a->fallbacks)
+                        break;
+        }
+        return -EINVAL;
+}
+
+static int report_append(Plan *report, Action *a) {
+        Action *n = realloc(report->actions, sizeof(Action) * (report->n_actions + 1));
+
+        if (!n)
+                return -ENOMEM;
+        report->actions = n;
+        report->actions[report->n_actions++] = *a;
+        *a = (Action) {};
+        return 0;
+}
+
+static void count(ApplyStats *st, const Action *a) {
+        if (!st)
+                return;
+        switch (a->outcome) {
+        case OUTCOME_WRITTEN:
+                st->written++;
+                break;
+        case OUTCOME_SKIPPED:
+                st->skipped++;
+                break;
+        case OUTCOME_FAILED:
+                st->failed++;
+                break;
+        case OUTCOME_UNSUPPORTED:
+        case OUTCOME_REFUSED:
+                st->unsupported++;
+                break;
+        case OUTCOME_GONE:
+                st->gone++;
+                break;
+        case OUTCOME_DRY_RUN:
+                st->would_write++;
+                break;
+        default:
+                break;
+        }
+}
+
+int apply_disk(Sysfs *s, Disk *d, const Resolved *r, ApplyFlags flags, Plan **ret_report,
+               ApplyStats *stats) {
+        _cleanup_(plan_freep) Plan *plan = NULL, *report = NULL;
+        bool gone = false;
+        size_t i = 0;
+        int k;
+
+        k = plan_build(d, r, &plan);
+        if (k < 0)
+                return k;
+        report = calloc(1, sizeof(Plan));
+        if (!report || !(report->disk = strdup(d->name)))
+                return -ENOMEM;
+
+        while (i < plan->n_actions) {
+                Action *a = &plan->actions[i];
+                const ResolvedSetting *rs = &r->settings[i];
+                bool switched = false;
+
+                if (gone) {
+                        a->outcome = OUTCOME_GONE;
+                } else if (a->type == ACTION_SKIP) {
+                        a->outcome = OUTCOME_SKIPPED;
+                } else if (a->type == ACTION_UNSUPPORTED) {
+                        a->outcome = OUTCOME_UNSUPPORTED;
+                } else if (a->type == ACTION_REFUSED) {
+                        a->outcome = OUTCOME_REFUSED;
+                } else if (flags & APPLY_DRY_RUN) {
+                        a->outcome = OUTCOME_DRY_RUN;
+                } else {
+                        if (a->attr->id == ATTR_SCHEDULER)
+                                k = apply_scheduler(s, d, a);
+                        else
+                                k = write_retrying(s, d->name, a->attr, a->tunable, a->write);
+                        if (k == -ENOMEM)
+                                return k;
+                        if (k < 0 && (ERRNO_IS_GONE(k) && disk_is_gone(s, d))) {
+                                gone = true;
+                                a->outcome = OUTCOME_GONE;
+                                a->error = k;
+                        } else if (k < 0) {
+                                k = action_set_failure(a, OUTCOME_FAILED, k, "writing \"%s\" failed: %s",
+                                                       a->write, strerror(-k));
+                                if (k < 0)
+                                        return k;
+                        } else {
+                                k = confirm(s, d, rs, a);
+                                if (k == -ENOMEM)
+                                        return k;
+                                if (k < 0) {
+                                        gone = true;
+                                        a->outcome = OUTCOME_GONE;
+                                        a->error = k;
+                                }
+                                switched = a->attr->id == ATTR_SCHEDULER &&
+                                           a->outcome == OUTCOME_WRITTEN;
+                        }
+                }
+
+                count(stats, a);
+                k = report_append(report, a);
+                if (k < 0)
+                        return k;
+                i++;
+
+                if (switched) {
+                        /* The switch reset the tunables and nr_requests and may have changed
+                         * wbt: what follows is decided again on the values read now. */
+                        _cleanup_(plan_freep) Plan *again = NULL;
+
+                        k = plan_build(d, r, &again);
+                        if (k < 0)
+                                return k;
+                        for (size_t j = i; j < plan->n_actions; j++) {
+                                action_done(&plan->actions[j]);
+                                plan->actions[j] = again->actions[j];
+                                again->actions[j] = (Action) {};
+                        }
+                }
+        }
+
+        *ret_report = TAKE_PTR(report);
+        return 0;
+}

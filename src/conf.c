@@ -1,0 +1,373 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+#include <dirent.h>
+#include <fcntl.h>
+#include <ini.h>
+#include <limits.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <sys/stat.h>
+
+#include "conf.h"
+#include "log.h"
+#include "util.h"
+
+const char *const conf_dropin_dirs[] = {
+        "/etc/iosched.d",
+        "/run/iosched.d",
+        "/usr/local/lib/iosched.d",
+        "/usr/lib/iosched.d",
+        NULL,
+};
+
+typedef struct Parser {
+        const char *filename;
+        const char *data;
+        size_t size, pos;
+        unsigned line;          /* of the line last handed to inih */
+        unsigned section_line;  /* of the last "[...]" header handed to inih */
+        unsigned handled_section_line;
+        Rule *rule;             /* the rule of the current section */
+        Policy *staged;
+        char ***errors;
+        unsigned n_errors;
+        int oom;
+} Parser;
+
+_printf_(3, 4) static void parser_error(Parser *p, unsigned line, const char *fmt, ...) {
+        _cleanup_(freep) char *msg = NULL;
+        va_list ap;
+        int r;
+
+        p->n_errors++;
+        va_start(ap, fmt);
+        r = vasprintf(&msg, fmt, ap);
+        va_end(ap);
+        if (r < 0 || strv_push(p->errors, strdup_printf("%s:%u: %s", p->filename, line, msg)) < 0)
+                p->oom = -ENOMEM;
+}
+
+/* inih's reader: hands it one line at a time so that we know every line's number (Debian's
+ * inih is built without INI_HANDLER_LINENO), strips leading blanks (inih would take an
+ * indented line as the continuation of the previous value), and refuses lines inih would cut. */
+static char *parser_reader(char *str, int num, void *userdata) {
+        Parser *p = userdata;
+        const char *start, *nl;
+        size_t len, max = (size_t) num - 2;
+
+        if (p->pos >= p->size)
+                return NULL;
+
+        start = p->data + p->pos;
+        nl = memchr(start, '\n', p->size - p->pos);
+        len = nl ? (size_t) (nl - start) : p->size - p->pos;
+        p->pos += len + (nl ? 1 : 0);
+        p->line++;
+
+        if (len > 0 && start[len - 1] == '\r')
+                len--;
+        while (len > 0 && (*start == ' ' || *start == '\t')) {
+                start++;
+                len--;
+        }
+        if (len > max || len > CONF_LINE_MAX) {
+                parser_error(p, p->line, "line longer than %d characters", CONF_LINE_MAX);
+                len = 0;
+        } else if (memchr(start, 0, len)) {
+                parser_error(p, p->line, "line contains a NUL byte");
+                len = 0;
+        }
+        memcpy(str, start, len);
+        str[len] = '\n';
+        str[len + 1] = 0;
+        if (len > 0 && *start == '[') {
+                const char *end = memchr(start, ']', len);
+
+                /* inih keeps 49 characters of a section name and drops the rest silently. */
+                if (end && end - start - 1 > 49) {
+                        parser_error(p, p->line, "section header longer than 49 characters");
+                        str[0] = '\n';
+                        str[1] = 0;
+                        return str;
+                }
+                p->section_line = p->line;
+        }
+        return str;
+}
+
+static int parser_finish_rule(Parser *p) {
+        Rule *r = TAKE_PTR(p->rule);
+
+        if (!r)
+                return 0;
+        if (r->n_matches == 0) {
+                parser_error(p, r->line,
+                             "[rule %s] has no match.* key; use match.name=* to match every disk",
+                             r->name);
+                rule_free(r);
+                return 0;
+        }
+        return policy_add_rule(p->staged, r);
+}
+
+static int parser_handler(void *userdata, const char *section, const char *name, const char *value) {
+        Parser *p = userdata;
+        const char *error = NULL, *rule_name;
+        unsigned line = p->line;
+        int r;
+
+        if (p->oom)
+                return 0;
+
+        if (p->section_line != p->handled_section_line || !p->rule) {
+                p->handled_section_line = p->section_line;
+                if (parser_finish_rule(p) < 0) {
+                        p->oom = -ENOMEM;
+                        return 0;
+                }
+                if (p->section_line == 0) {
+                        parser_error(p, line, "key \"%s\" outside of a [rule NAME] section", name);
+                        return 0;
+                }
+                rule_name = startswith(section, "rule ");
+                if (!rule_name) {
+                        parser_error(p, p->section_line,
+                                     "unknown section [%s]; sections are [rule NAME]", section);
+                        return 0;
+                }
+                while (*rule_name == ' ')
+                        rule_name++;
+                if (!rule_name_is_valid(rule_name)) {
+                        parser_error(p, p->section_line,
+                                     "invalid rule name \"%s\" (letters, digits, \"-_.:@\", at most %d)",
+                                     rule_name, RULE_NAME_MAX);
+                        return 0;
+                }
+                for (size_t i = 0; i < p->staged->n_rules; i++)
+                        if (streq(p->staged->rules[i]->name, rule_name)) {
+                                parser_error(p, p->section_line,
+                                             "rule \"%s\" is defined twice in this file", rule_name);
+                                return 0;
+                        }
+                p->rule = rule_new(rule_name, p->filename, p->section_line);
+                if (!p->rule) {
+                        p->oom = -ENOMEM;
+                        return 0;
+                }
+        }
+        if (!p->rule)
+                return 0;       /* the section itself was bad; reported once */
+
+        if (startswith(name, MATCH_KEY_PREFIX))
+                r = rule_add_match(p->rule, name, value, line, &error);
+        else
+                r = rule_add_setting(p->rule, name, value, line, &error);
+        switch (r) {
+        case 0:
+                return 1;
+        case -ENOENT:
+                parser_error(p, line, "unknown key \"%s\"", name);
+                return 0;
+        case -EEXIST:
+                parser_error(p, line, "key \"%s\" is set twice in [rule %s]", name, p->rule->name);
+                return 0;
+        case -ENOMEM:
+                p->oom = -ENOMEM;
+                return 0;
+        default:
+                parser_error(p, line, "invalid value \"%s\" for %s: %s", value, name,
+                             error ?: "invalid value");
+                return 0;
+        }
+}
+
+int conf_parse_text(const char *text, size_t size, const char *filename, Policy *policy,
+                    char ***errors) {
+        _cleanup_(policy_freep) Policy *staged = NULL;
+        Parser p = {
+                .filename = filename,
+                .data = text,
+                .size = size,
+                .errors = errors,
+        };
+        int r;
+
+        staged = policy_new();
+        if (!staged)
+                return -ENOMEM;
+        p.staged = staged;
+
+        if (size > CONF_FILE_SIZE_MAX) {
+                parser_error(&p, 0, "file larger than %d bytes", CONF_FILE_SIZE_MAX);
+                return p.oom ?: -EINVAL;
+        }
+
+        r = ini_parse_stream(parser_reader, &p, parser_handler, &p);
+        if (r < 0)
+                return -ENOMEM;
+        if (p.oom) {
+                rule_free(p.rule);
+                return p.oom;
+        }
+        if (parser_finish_rule(&p) < 0)
+                return -ENOMEM;
+        if (r > 0 && p.n_errors == 0)
+                /* inih's own syntax errors: no "=", no "]", ... */
+                parser_error(&p, (unsigned) r, "syntax error (expected [rule NAME] or KEY = VALUE)");
+        if (p.oom)
+                return p.oom;
+        if (p.n_errors > 0)
+                return -EINVAL;
+        if (policy->n_rules + staged->n_rules > CONF_RULES_MAX) {
+                parser_error(&p, 0, "more than %d rules in all", CONF_RULES_MAX);
+                return p.oom ?: -EINVAL;
+        }
+
+        for (size_t i = 0; i < staged->n_rules; i++) {
+                r = policy_add_rule(policy, TAKE_PTR(staged->rules[i]));
+                if (r < 0)
+                        return r;
+        }
+        staged->n_rules = 0;
+        return 0;
+}
+
+int conf_load_file(const char *path, Policy *policy, char ***errors) {
+        _cleanup_(freep) char *text = NULL;
+        _cleanup_(closep) int fd = -1;
+        struct stat st;
+        size_t size;
+        int r;
+
+        fd = open(path, O_RDONLY | O_CLOEXEC | O_NOCTTY);
+        if (fd < 0)
+                r = -errno;
+        else if (fstat(fd, &st) < 0)
+                r = -errno;
+        else if (!S_ISREG(st.st_mode))
+                r = -EISDIR;
+        else
+                r = read_fd_bounded(fd, CONF_FILE_SIZE_MAX, &text, &size);
+        if (r < 0) {
+                if (r == -ENOMEM)
+                        return r;
+                if (strv_push(errors, strdup_printf("%s:0: cannot read: %s", path,
+                                                    r == -EFBIG ? "file larger than 1 MiB" :
+                                                    r == -EISDIR ? "not a regular file" :
+                                                    strerror(-r))) < 0)
+                        return -ENOMEM;
+                return -EINVAL;
+        }
+
+        r = strv_extend(&policy->files, path);
+        if (r < 0)
+                return r;
+        return conf_parse_text(text, size, path, policy, errors);
+}
+
+static bool dropin_name_is_valid(const char *name) {
+        size_t l = strlen(name);
+
+        return name[0] != '.' && l > 5 && l < 256 && streq(name + l - 5, ".conf");
+}
+
+static bool is_masked(const char *path) {
+        char target[PATH_MAX];
+        ssize_t k;
+
+        k = readlink(path, target, sizeof(target) - 1);
+        if (k < 0)
+                return false;
+        target[k] = 0;
+        return streq(target, "/dev/null");
+}
+
+int conf_files_list(const char *root, const char *main_file, char ***ret) {
+        _cleanup_(strv_freep) char **names = NULL, **files = NULL;
+        char path[PATH_MAX];
+        int r;
+
+        if (!root || streq(root, "/"))
+                root = "";
+
+        files = calloc(1, sizeof(char *));
+        names = calloc(1, sizeof(char *));
+        if (!files || !names)
+                return -ENOMEM;
+
+        snprintf(path, sizeof(path), "%s%s", root, main_file ?: CONF_MAIN_FILE);
+        if (access(path, F_OK) >= 0 && !is_masked(path)) {
+                r = strv_extend(&files, path);
+                if (r < 0)
+                        return r;
+        }
+
+        /* Collect the names of every directory, then pick the winner of each name. */
+        for (const char *const *d = conf_dropin_dirs; *d; d++) {
+                DIR *dir;
+
+                snprintf(path, sizeof(path), "%s%s", root, *d);
+                dir = opendir(path);
+                if (!dir)
+                        continue;
+                for (struct dirent *de; (de = readdir(dir));) {
+                        if (!dropin_name_is_valid(de->d_name) || strv_contains(names, de->d_name))
+                                continue;
+                        r = strv_extend(&names, de->d_name);
+                        if (r < 0) {
+                                closedir(dir);
+                                return r;
+                        }
+                }
+                closedir(dir);
+        }
+        strv_sort(names);
+
+        for (char **n = names; *n; n++)
+                for (const char *const *d = conf_dropin_dirs; *d; d++) {
+                        snprintf(path, sizeof(path), "%s%s/%s", root, *d, *n);
+                        if (faccessat(AT_FDCWD, path, F_OK, AT_SYMLINK_NOFOLLOW) < 0)
+                                continue;
+                        if (!is_masked(path)) {
+                                r = strv_extend(&files, path);
+                                if (r < 0)
+                                        return r;
+                        }
+                        break;  /* the first directory that has the name wins */
+                }
+
+        *ret = TAKE_PTR(files);
+        return 0;
+}
+
+int conf_load(const char *root, const char *single_file, Policy **ret_policy, char ***ret_errors) {
+        _cleanup_(policy_freep) Policy *policy = NULL;
+        _cleanup_(strv_freep) char **files = NULL, **errors = NULL;
+        int r;
+
+        policy = policy_new();
+        errors = calloc(1, sizeof(char *));
+        if (!policy || !errors)
+                return -ENOMEM;
+
+        if (single_file) {
+                files = calloc(2, sizeof(char *));
+                if (!files || !(files[0] = strdup(single_file)))
+                        return -ENOMEM;
+        } else {
+                r = conf_files_list(root, NULL, &files);
+                if (r < 0)
+                        return r;
+        }
+
+        for (char **f = files; *f; f++) {
+                r = conf_load_file(*f, policy, &errors);
+                if (r == -ENOMEM)
+                        return r;
+                if (r < 0)
+                        log_debug("Ignoring %s: it has errors.", *f);
+        }
+
+        *ret_policy = TAKE_PTR(policy);
+        *ret_errors = TAKE_PTR(errors);
+        return 0;
+}

@@ -1,0 +1,54 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+#pragma once
+
+#include "policy.h"
+
+#define CONF_MAIN_FILE "/etc/iosched.conf"
+#define CONF_FILE_SIZE_MAX (1024 * 1024)
+#define CONF_LINE_MAX 198       /* what Debian's inih (INI_MAX_LINE 200) takes whole */
+#define CONF_RULES_MAX 4096
+
+/* Drop-in directories, from the one that wins on equal file names to the one that loses. */
+extern const char *const conf_dropin_dirs[];
+
+/**
+ * conf_files_list() - the files of the configuration, in the order they apply
+ * @root: prefix for every path, "/" normally
+ * @main_file: the main file (without @root); NULL for CONF_MAIN_FILE
+ * @ret: full paths: the main file (when it exists), then the drop-ins "*.conf" of every
+ *       directory sorted by file name; on equal names the earlier directory wins, and a
+ *       winner that is a symlink to /dev/null masks the name.
+ *
+ * Return: 0 or -ENOMEM.
+ */
+int conf_files_list(const char *root, const char *main_file, char ***ret);
+
+/**
+ * conf_parse_text() - parse one file's text into rules
+ * @text: the contents (need not be NUL-terminated)
+ * @size: its length
+ * @filename: named in errors and in each rule's provenance
+ * @policy: rules are added only when the whole text is free of errors
+ * @errors: each error is appended as "FILE:LINE: message"
+ *
+ * Return: 0 when the text was added, -EINVAL when it had errors (nothing added), -ENOMEM.
+ */
+int conf_parse_text(const char *text, size_t size, const char *filename, Policy *policy,
+                    char ***errors);
+
+/**
+ * conf_load_file() - read and parse one file; see conf_parse_text()
+ * Return: 0, -EINVAL (errors reported, file ignored), -ENOMEM.
+ */
+int conf_load_file(const char *path, Policy *policy, char ***errors);
+
+/**
+ * conf_load() - load a whole configuration
+ * @root: prefix for the default paths
+ * @single_file: when set, read this file alone (no drop-ins); a path used as is
+ * @ret_policy: the rules of every file that had no error
+ * @ret_errors: "FILE:LINE: message" for each problem; a file with an error is ignored whole
+ *
+ * Return: 0 (even with errors, which are in @ret_errors) or -ENOMEM.
+ */
+int conf_load(const char *root, const char *single_file, Policy **ret_policy, char ***ret_errors);

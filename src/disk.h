@@ -1,0 +1,123 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+#pragma once
+
+#include <stdint.h>
+
+#include "attr.h"
+
+typedef enum Transport {
+        TRANSPORT_NVME,
+        TRANSPORT_ATA,
+        TRANSPORT_SCSI,
+        TRANSPORT_USB,
+        TRANSPORT_VIRTIO,
+        TRANSPORT_XEN,
+        TRANSPORT_MMC,
+        TRANSPORT_LOOP,
+        TRANSPORT_ZRAM,
+        TRANSPORT_NBD,
+        TRANSPORT_UBLK,
+        TRANSPORT_RBD,
+        TRANSPORT_NULL_BLK,
+        TRANSPORT_PMEM,
+        TRANSPORT_MD,
+        TRANSPORT_DM,
+        TRANSPORT_OTHER,
+        _TRANSPORT_MAX,
+} Transport;
+
+const char *transport_to_string(Transport t);
+int transport_from_string(const char *s);   /* Transport or -EINVAL */
+
+/**
+ * transport_classify() - tell how a disk is attached
+ * @name: kernel name ("sda", "nvme0n1", "loop3", ...)
+ * @devpath: the disk's resolved path below /sys ("/devices/pci.../ata1/..."), may be NULL
+ * @id_bus: udev's ID_BUS property, may be NULL
+ *
+ * Return: the transport; TRANSPORT_OTHER when nothing is known.
+ */
+Transport transport_classify(const char *name, const char *devpath, const char *id_bus);
+
+typedef enum Zoned {
+        ZONED_NONE,
+        ZONED_HOST_AWARE,
+        ZONED_HOST_MANAGED,
+        _ZONED_MAX,
+} Zoned;
+
+const char *zoned_to_string(Zoned z);
+int zoned_from_string(const char *s);
+
+/* The current value of one attribute, as read. */
+typedef struct AttrState {
+        int err;        /* 0, or the negative errno of the read: -ENOENT when the file is absent,
+                         * -EINVAL for a wbt_lat_usec that is not set up */
+        char *raw;      /* the text, stripped */
+        Value value;    /* parsed; for the scheduler, list[0] is the current one */
+} AttrState;
+
+typedef struct Tunable {
+        char *name;
+        AttrState state;
+} Tunable;
+
+typedef struct Disk {
+        char *name;
+        char *devnum;           /* "MAJ:MIN" */
+        char *devpath;          /* below /sys, resolved */
+        bool partition;
+
+        /* Identity: udev's properties when udev knows the disk, sysfs otherwise. */
+        char *model, *vendor, *serial, *wwn;
+        char *model_sysfs, *vendor_sysfs;       /* raw sysfs spelling, matched as well */
+        Transport transport;
+        int rotational;         /* -1 unknown */
+        int removable;          /* -1 unknown */
+        Zoned zoned;
+        unsigned nr_hw_queues;  /* 0 for bio-based queues */
+        uint64_t size_bytes;
+        int64_t max_hw_sectors_kb;      /* -1 unknown */
+
+        /* Scheduler: current NULL when the queue offers no choice (a lone "none" or no file). */
+        char *scheduler;
+        char **schedulers;      /* available, as the kernel lists them */
+        char **schedulers_loadable;     /* not registered yet, but a module exists */
+        bool has_scheduler_file;
+
+        AttrState attrs[_ATTR_MAX];     /* ATTR_SCHEDULER and ATTR_IOSCHED unused */
+        Tunable *tunables;      /* of the current scheduler */
+        size_t n_tunables;
+} Disk;
+
+Disk *disk_free(Disk *d);
+DEFINE_TRIVIAL_CLEANUP_FUNC(Disk *, disk_free);
+Disk *disk_new(const char *name);
+
+/**
+ * disk_name_is_valid() - check a kernel block device name before it becomes part of a path
+ *
+ * Return: true for names made of letters, digits and "-_.:+!", at most 31 characters, not
+ * starting with a dot. Never true for "", ".", ".." or anything with a "/".
+ */
+bool disk_name_is_valid(const char *name);
+
+/**
+ * scheduler_parse() - parse the text of queue/scheduler
+ * @text: "[none] mq-deadline kyber bfq " (6.2+), "mq-deadline [bfq] none" (6.1), "none"
+ * @ret_current: the bracketed name, or NULL for a queue with no elevator support
+ * @ret_available: every listed name, in the kernel's order
+ *
+ * Return: 0; -EINVAL for text that is not a scheduler list; -ENOMEM.
+ */
+int scheduler_parse(const char *text, char **ret_current, char ***ret_available);
+
+/* Parse a number read from sysfs into st->value.num; sets st->err to -EBADMSG on junk. */
+void attr_state_parse_number(AttrState *st);
+void attr_state_done(AttrState *st);
+
+const Tunable *disk_get_tunable(const Disk *d, const char *name);
+bool disk_scheduler_is_offered(const Disk *d, const char *name);
+
+/* Nominal default of wbt_lat_usec: 2 ms non-rotational, 75 ms rotational. */
+int64_t wbt_default_usec(const Disk *d);

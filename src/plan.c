@@ -1,0 +1,349 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+#include <inttypes.h>
+#include <stdarg.h>
+#include <stdio.h>
+
+#include "plan.h"
+#include "util.h"
+
+static const char *const action_type_names[_ACTION_MAX] = {
+        [ACTION_WRITE] = "write",
+        [ACTION_SKIP] = "skip",
+        [ACTION_UNSUPPORTED] = "unsupported",
+        [ACTION_REFUSED] = "refused",
+};
+
+const char *action_type_to_string(ActionType t) {
+        if ((unsigned) t >= _ACTION_MAX)
+                return NULL;
+        return action_type_names[t];
+}
+
+static const char *const outcome_names[_OUTCOME_MAX] = {
+        [OUTCOME_PLANNED] = "planned",
+        [OUTCOME_WRITTEN] = "written",
+        [OUTCOME_SKIPPED] = "skipped",
+        [OUTCOME_UNSUPPORTED] = "unsupported",
+        [OUTCOME_REFUSED] = "refused",
+        [OUTCOME_FAILED] = "failed",
+        [OUTCOME_GONE] = "gone",
+        [OUTCOME_DRY_RUN] = "would-write",
+};
+
+const char *outcome_to_string(Outcome o) {
+        if ((unsigned) o >= _OUTCOME_MAX)
+                return NULL;
+        return outcome_names[o];
+}
+
+void action_done(Action *a) {
+        free(a->tunable);
+        free(a->key);
+        free(a->current);
+        free(a->desired);
+        free(a->write);
+        strv_free(a->fallbacks);
+        free(a->reason);
+        free(a->result);
+        *a = (Action) {};
+}
+
+Plan *plan_free(Plan *p) {
+        if (!p)
+                return NULL;
+        for (size_t i = 0; i < p->n_actions; i++)
+                action_done(&p->actions[i]);
+        free(p->actions);
+        free(p->disk);
+        free(p);
+        return NULL;
+}
+
+void plan_count(const Plan *p, unsigned counts[_ACTION_MAX]) {
+        memset(counts, 0, sizeof(unsigned) * _ACTION_MAX);
+        for (size_t i = 0; i < p->n_actions; i++)
+                counts[p->actions[i].type]++;
+}
+
+_printf_(3, 4) static int set_decision(Action *a, ActionType type, const char *fmt, ...) {
+        va_list ap;
+        int r;
+
+        a->type = type;
+        free(a->reason);
+        a->reason = NULL;
+        va_start(ap, fmt);
+        r = vasprintf(&a->reason, fmt, ap);
+        va_end(ap);
+        if (r < 0) {
+                a->reason = NULL;
+                return -ENOMEM;
+        }
+        return 0;
+}
+
+static int set_write(Action *a, int64_t num, const char *fmt, ...) _printf_(3, 4);
+static int set_write(Action *a, int64_t num, const char *fmt, ...) {
+        char buf[32];
+        va_list ap;
+        int r;
+
+        r = value_sysfs_string(a->attr, num, buf, sizeof(buf));
+        if (r < 0)
+                return r;
+        a->write = strdup(buf);
+        if (!a->write)
+                return -ENOMEM;
+        a->type = ACTION_WRITE;
+        free(a->reason);
+        va_start(ap, fmt);
+        r = vasprintf(&a->reason, fmt, ap);
+        va_end(ap);
+        if (r < 0) {
+                a->reason = NULL;
+                return -ENOMEM;
+        }
+        return 0;
+}
+
+static const char *read_error_text(int err) {
+        switch (err) {
+        case -ENOENT:
+                return "the kernel has no such attribute for this disk";
+        case -EBADMSG:
+                return "the current value cannot be parsed";
+        case -EACCES:
+        case -EPERM:
+                return "the current value cannot be read (permission denied)";
+        default:
+                return "the current value cannot be read";
+        }
+}
+
+/* The scheduler the policy asks for, among those the kernel offers. */
+static int decide_scheduler(const Disk *d, const Setting *s, Action *a) {
+        _cleanup_(strv_freep) char **offered = NULL;
+        _cleanup_(freep) char *kernel_list = NULL;
+        bool zoned_guard = d->zoned == ZONED_HOST_MANAGED;
+        int r;
+
+        if (!d->has_scheduler_file)
+                return set_decision(a, ACTION_UNSUPPORTED, "bio-based queue: no I/O scheduler");
+        if (d->attrs[ATTR_SCHEDULER].err < 0 && d->attrs[ATTR_SCHEDULER].err != -EBADMSG)
+                return set_decision(a, ACTION_UNSUPPORTED, "%s",
+                                    read_error_text(d->attrs[ATTR_SCHEDULER].err));
+        if (!d->scheduler)
+                return set_decision(a, ACTION_UNSUPPORTED,
+                                    "the queue has no elevator support (scheduler reads \"%s\")",
+                                    strna(d->attrs[ATTR_SCHEDULER].raw));
+        a->current = strdup(d->scheduler);
+        if (!a->current)
+                return -ENOMEM;
+
+        offered = calloc(1, sizeof(char *));
+        if (!offered)
+                return -ENOMEM;
+        for (char **c = s->value.list; *c; c++) {
+                if (!disk_scheduler_is_offered(d, *c))
+                        continue;
+                /* Host-managed zoned disks need mq-deadline's zone write locking; never
+                 * move them to anything else. */
+                if (zoned_guard && !streq(*c, "mq-deadline"))
+                        continue;
+                r = strv_extend(&offered, *c);
+                if (r < 0)
+                        return r;
+        }
+
+        if (!offered[0]) {
+                kernel_list = strv_join(d->schedulers, " ");
+                if (!kernel_list)
+                        return -ENOMEM;
+                if (zoned_guard)
+                        return set_decision(a, ACTION_REFUSED,
+                                            "host-managed zoned disk keeps mq-deadline");
+                return set_decision(a, ACTION_UNSUPPORTED,
+                                    "none of \"%s\" is offered (kernel offers: %s)",
+                                    a->desired, kernel_list);
+        }
+
+        if (streq(offered[0], d->scheduler))
+                return set_decision(a, ACTION_SKIP, "already %s", d->scheduler);
+
+        a->write = strdup(offered[0]);
+        a->fallbacks = strv_copy(offered + 1);
+        if (!a->write || !a->fallbacks)
+                return -ENOMEM;
+        return set_decision(a, ACTION_WRITE, "%s -> %s%s", d->scheduler, offered[0],
+                            streq(offered[0], s->value.list[0]) ? "" : " (first offered of the list)");
+}
+
+static int decide_wbt(const Disk *d, const Setting *s, const char *final_scheduler, Action *a) {
+        const AttrState *st = &d->attrs[ATTR_WBT_LAT_USEC];
+        int64_t want = s->value.num, def = wbt_default_usec(d);
+
+        if (st->err == -EINVAL) {
+                /* Reading fails until wbt is set up on the queue; writing sets it up. */
+                a->current = strdup("not set up");
+                if (!a->current)
+                        return -ENOMEM;
+                if (want == 0)
+                        return set_decision(a, ACTION_SKIP, "wbt is not set up: already off");
+                if (want == -1)
+                        return set_decision(a, ACTION_SKIP,
+                                            "wbt is not set up on this queue: that is the kernel default");
+                return set_write(a, want, "sets wbt up with %" PRIi64 " us", want);
+        }
+        if (st->err < 0)
+                return set_decision(a, ACTION_UNSUPPORTED, "%s", read_error_text(st->err));
+
+        a->current = st->value.num == 0 ? strdup("off") : strdup_printf("%" PRIi64, st->value.num);
+        if (!a->current)
+                return -ENOMEM;
+
+        if (want == 0) {
+                if (st->value.num == 0)
+                        return set_decision(a, ACTION_SKIP, "already off");
+                return set_write(a, 0, "turns wbt off");
+        }
+        if (want == -1) {
+                if (st->value.num == def)
+                        return set_decision(a, ACTION_SKIP, "already the default (%" PRIi64 " us)", def);
+                if (st->value.num == 0 && final_scheduler && streq(final_scheduler, "bfq"))
+                        /* bfq turns the default wbt off and keeps the default latency: the
+                         * kernel compares latencies only, so writing -1 would change nothing. */
+                        return set_decision(a, ACTION_SKIP,
+                                            "bfq keeps wbt off by default; writing the default would not re-enable it");
+                return set_write(a, -1, "restores the default (%" PRIi64 " us)", def);
+        }
+        if (st->value.num == want)
+                return set_decision(a, ACTION_SKIP, "already %" PRIi64, want);
+        return set_write(a, want, "%s -> %" PRIi64, a->current, want);
+}
+
+static int decide_number(const Disk *d, const Setting *s, const AttrState *st, Action *a) {
+        int64_t want = s->value.num;
+
+        if (st->err < 0)
+                return set_decision(a, ACTION_UNSUPPORTED, "%s", read_error_text(st->err));
+        a->current = strdup_printf("%" PRIi64, st->value.num);
+        if (!a->current)
+                return -ENOMEM;
+
+        if (s->attr->id == ATTR_MAX_SECTORS_KB && d->max_hw_sectors_kb > 0 &&
+            want > d->max_hw_sectors_kb)
+                return set_decision(a, ACTION_REFUSED,
+                                    "%" PRIi64 " is above max_hw_sectors_kb (%" PRIi64 ")",
+                                    want, d->max_hw_sectors_kb);
+        if (st->value.num == want)
+                return set_decision(a, ACTION_SKIP, "already %" PRIi64, want);
+        return set_write(a, want, "%" PRIi64 " -> %" PRIi64, st->value.num, want);
+}
+
+int plan_decide(const Disk *d, const ResolvedSetting *rs, const char *switch_to, Action *ret) {
+        _cleanup_(action_done) Action a = {};
+        const Setting *s = rs->setting;
+        const char *final_scheduler = switch_to ?: d->scheduler;
+        int r;
+
+        a.attr = s->attr;
+        a.key = strdup(s->key);
+        a.desired = strdup(s->text);
+        if (!a.key || !a.desired || (s->tunable && !(a.tunable = strdup(s->tunable))))
+                return -ENOMEM;
+        a.file = rs->rule->file;
+        a.line = s->line;
+        a.rule = rs->rule->name;
+
+        if (d->partition) {
+                r = set_decision(&a, ACTION_REFUSED, "partition: settings belong to the whole disk");
+                goto done;
+        }
+
+        /* Values a scheduler switch resets cannot be compared before it: plan a write, and
+         * decide again once the switch is done. */
+        if (switch_to && s->attr->follows_scheduler) {
+                a.after_switch = true;
+                if (s->attr->id == ATTR_IOSCHED && !tunable_belongs_to(switch_to, s->tunable)) {
+                        r = set_decision(&a, ACTION_UNSUPPORTED, "not a tunable of %s", switch_to);
+                        goto done;
+                }
+                free(a.current);
+                a.current = strdup(s->attr->id == ATTR_WBT_LAT_USEC ? "may change with the switch"
+                                                                    : "reset by the switch");
+                if (!a.current)
+                        return -ENOMEM;
+                r = set_write(&a, s->value.num, "decided again after the switch to %s", switch_to);
+                goto done;
+        }
+
+        switch (s->attr->id) {
+        case ATTR_SCHEDULER:
+                r = decide_scheduler(d, s, &a);
+                break;
+        case ATTR_IOSCHED: {
+                const Tunable *t;
+
+                if (!d->scheduler || !tunable_belongs_to(d->scheduler, s->tunable)) {
+                        r = set_decision(&a, ACTION_UNSUPPORTED, "not a tunable of %s",
+                                         d->scheduler ?: "a queue without scheduler");
+                        break;
+                }
+                t = disk_get_tunable(d, s->tunable);
+                if (!t) {
+                        r = set_decision(&a, ACTION_UNSUPPORTED,
+                                         "this kernel's %s has no tunable %s", d->scheduler,
+                                         s->tunable);
+                        break;
+                }
+                r = decide_number(d, s, &t->state, &a);
+                break;
+        }
+        case ATTR_WBT_LAT_USEC:
+                r = decide_wbt(d, s, final_scheduler, &a);
+                break;
+        default:
+                r = decide_number(d, s, &d->attrs[s->attr->id], &a);
+                break;
+        }
+
+done:
+        if (r < 0)
+                return r;
+        *ret = a;
+        a = (Action) {};
+        return 0;
+}
+
+int plan_build(const Disk *d, const Resolved *r, Plan **ret) {
+        _cleanup_(plan_freep) Plan *p = NULL;
+        const char *switch_to = NULL;
+        int k;
+
+        p = calloc(1, sizeof(Plan));
+        if (!p)
+                return -ENOMEM;
+        p->disk = strdup(d->name);
+        if (!p->disk)
+                return -ENOMEM;
+        if (r->n_settings > 0) {
+                p->actions = calloc(r->n_settings, sizeof(Action));
+                if (!p->actions)
+                        return -ENOMEM;
+        }
+
+        /* r->settings is in attribute order: the scheduler, if set, comes first. */
+        for (size_t i = 0; i < r->n_settings; i++) {
+                Action *a = &p->actions[p->n_actions];
+
+                k = plan_decide(d, &r->settings[i], switch_to, a);
+                if (k < 0)
+                        return k;
+                p->n_actions++;
+                if (a->attr->id == ATTR_SCHEDULER && a->type == ACTION_WRITE)
+                        switch_to = a->write;
+        }
+
+        *ret = TAKE_PTR(p);
+        return 0;
+}

@@ -1,0 +1,85 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+#pragma once
+
+#include "disk.h"
+#include "policy.h"
+
+typedef enum ActionType {
+        ACTION_WRITE,           /* the value differs: one write */
+        ACTION_SKIP,            /* already right: no write */
+        ACTION_UNSUPPORTED,     /* the kernel or the device cannot do it */
+        ACTION_REFUSED,         /* a safety guard says no */
+        _ACTION_MAX,
+} ActionType;
+
+const char *action_type_to_string(ActionType t);
+
+typedef enum Outcome {
+        OUTCOME_PLANNED,        /* not applied (yet) */
+        OUTCOME_WRITTEN,        /* written and read back as desired */
+        OUTCOME_SKIPPED,
+        OUTCOME_UNSUPPORTED,
+        OUTCOME_REFUSED,
+        OUTCOME_FAILED,         /* the write failed, or the value did not stick */
+        OUTCOME_GONE,           /* the disk went away */
+        OUTCOME_DRY_RUN,        /* would have been written */
+        _OUTCOME_MAX,
+} Outcome;
+
+const char *outcome_to_string(Outcome o);
+
+typedef struct Action {
+        const AttrInfo *attr;
+        char *tunable;
+        char *key;              /* "scheduler", "iosched.read_expire", ... */
+        ActionType type;
+        char *current;          /* as read, for people; NULL when unknown */
+        char *desired;          /* as configured */
+        char *write;            /* the string to write (ACTION_WRITE) */
+        char **fallbacks;       /* scheduler: the next offered candidates, tried on EINVAL */
+        char *reason;           /* why, for people */
+        const char *file;       /* provenance of the desired value */
+        unsigned line;
+        const char *rule;
+        bool after_switch;      /* decided before a scheduler switch; decided again after it */
+
+        Outcome outcome;
+        int error;              /* negative errno of a failed write */
+        char *result;           /* the value read back after the write */
+} Action;
+
+typedef struct Plan {
+        char *disk;
+        Action *actions;
+        size_t n_actions;
+} Plan;
+
+Plan *plan_free(Plan *p);
+DEFINE_TRIVIAL_CLEANUP_FUNC(Plan *, plan_free);
+void action_done(Action *a);
+
+/**
+ * plan_build() - compare the desired settings of a disk with its current ones
+ * @d: the disk as read
+ * @r: the resolved settings
+ * @ret: one action per resolved setting, in the order they must be written
+ *
+ * Pure: no I/O. Knows the kernel's semantics: the bracketed scheduler, the "deadline" alias,
+ * what wbt_lat_usec "0", "-1" and a failed read mean, which tunables belong to which scheduler,
+ * what a scheduler switch resets, and the guards (partitions, bio-based queues, host-managed
+ * zoned disks, max_hw_sectors_kb).
+ *
+ * Return: 0 or -ENOMEM.
+ */
+int plan_build(const Disk *d, const Resolved *r, Plan **ret);
+
+/* Counts of actions by type. */
+void plan_count(const Plan *p, unsigned counts[_ACTION_MAX]);
+
+/**
+ * plan_decide() - decide one setting against a disk; the core of plan_build()
+ * @switch_to: the scheduler a pending switch will set, or NULL
+ *
+ * Return: 0 or -ENOMEM.
+ */
+int plan_decide(const Disk *d, const ResolvedSetting *rs, const char *switch_to, Action *ret);

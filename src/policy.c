@@ -1,0 +1,423 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+#include <fnmatch.h>
+
+#include "policy.h"
+#include "util.h"
+
+static const char *const match_field_names[_MATCH_MAX] = {
+        [MATCH_NAME] = "name",           [MATCH_MODEL] = "model",
+        [MATCH_VENDOR] = "vendor",       [MATCH_SERIAL] = "serial",
+        [MATCH_WWN] = "wwn",             [MATCH_TRANSPORT] = "transport",
+        [MATCH_ROTATIONAL] = "rotational", [MATCH_REMOVABLE] = "removable",
+        [MATCH_ZONED] = "zoned",         [MATCH_QUEUES] = "queues",
+};
+
+const char *match_field_to_string(MatchField f) {
+        if ((unsigned) f >= _MATCH_MAX)
+                return NULL;
+        return match_field_names[f];
+}
+
+int match_field_from_string(const char *s) {
+        for (int i = 0; i < _MATCH_MAX; i++)
+                if (streq(match_field_names[i], s))
+                        return i;
+        return -EINVAL;
+}
+
+bool rule_name_is_valid(const char *name) {
+        size_t n = 0;
+
+        if (!name || !*name)
+                return false;
+        for (const char *p = name; *p; p++, n++) {
+                if (n >= RULE_NAME_MAX)
+                        return false;
+                if (!((*p >= 'a' && *p <= 'z') || (*p >= 'A' && *p <= 'Z') ||
+                      (*p >= '0' && *p <= '9') || strchr("-_.:@", *p)))
+                        return false;
+        }
+        return true;
+}
+
+/* fnmatch() has no way to report a malformed pattern; reject what it would silently take
+ * literally or never match: an unterminated bracket expression or a trailing backslash. */
+static bool glob_is_valid(const char *g) {
+        if (!*g || strlen(g) > MATCH_PATTERN_LEN_MAX || !string_is_printable(g, MATCH_PATTERN_LEN_MAX))
+                return false;
+        for (const char *p = g; *p; p++) {
+                if (*p == '\\') {
+                        if (!p[1])
+                                return false;
+                        p++;
+                } else if (*p == '[') {
+                        const char *q = p + 1;
+
+                        if (*q == '!' || *q == '^')
+                                q++;
+                        if (*q == ']')
+                                q++;
+                        while (*q && *q != ']')
+                                q++;
+                        if (!*q)
+                                return false;
+                        p = q;
+                }
+        }
+        return true;
+}
+
+void match_done(Match *m) {
+        m->patterns = strv_free(m->patterns);
+}
+
+int match_parse(MatchField field, const char *text, Match *ret, const char **ret_error) {
+        _cleanup_(strv_freep) char **patterns = NULL;
+        const char *dummy;
+        Match m = { .field = field, .boolean = -1 };
+        int r;
+
+        if (!ret_error)
+                ret_error = &dummy;
+        *ret_error = NULL;
+
+        if (text[0] == '!') {
+                m.negate = true;
+                text++;
+        }
+        if (!*text) {
+                *ret_error = "empty match value";
+                return -EINVAL;
+        }
+
+        switch (field) {
+        case MATCH_ROTATIONAL:
+        case MATCH_REMOVABLE:
+                r = parse_boolean(text);
+                if (r < 0) {
+                        *ret_error = "not a boolean (0, 1, yes, no, true, false, on, off)";
+                        return -EINVAL;
+                }
+                m.boolean = r;
+                *ret = m;
+                return 0;
+        default:
+                break;
+        }
+
+        /* Alternatives are separated by "|", as in udev rules; globs may contain spaces. */
+        r = strv_split(text, "|", &patterns);
+        if (r < 0)
+                return r;
+        if (strv_length(patterns) == 0) {
+                *ret_error = "empty match value";
+                return -EINVAL;
+        }
+        if (strv_length(patterns) > MATCH_PATTERNS_MAX) {
+                *ret_error = "too many alternatives";
+                return -EINVAL;
+        }
+        for (char **p = patterns; *p; p++) {
+                strstrip_inplace(*p);
+                switch (field) {
+                case MATCH_TRANSPORT:
+                        if (transport_from_string(*p) < 0) {
+                                *ret_error = "unknown transport (nvme, ata, scsi, usb, virtio, xen, "
+                                             "mmc, loop, zram, nbd, ublk, rbd, null_blk, pmem, md, dm, other)";
+                                return -EINVAL;
+                        }
+                        break;
+                case MATCH_ZONED:
+                        if (zoned_from_string(*p) < 0) {
+                                *ret_error = "unknown zoned model (none, host-aware, host-managed)";
+                                return -EINVAL;
+                        }
+                        break;
+                case MATCH_QUEUES:
+                        if (!streq(*p, "single") && !streq(*p, "multi")) {
+                                *ret_error = "queues must be \"single\" or \"multi\"";
+                                return -EINVAL;
+                        }
+                        break;
+                default:
+                        if (!glob_is_valid(*p)) {
+                                *ret_error = "invalid glob (unterminated [...], trailing \\, "
+                                             "control characters or longer than 256)";
+                                return -EINVAL;
+                        }
+                }
+        }
+        m.patterns = TAKE_PTR(patterns);
+        *ret = m;
+        return 0;
+}
+
+static bool glob_any(char * const *patterns, const char *a, const char *b) {
+        for (char * const *p = patterns; *p; p++) {
+                if (a && fnmatch(*p, a, 0) == 0)
+                        return true;
+                if (b && fnmatch(*p, b, 0) == 0)
+                        return true;
+        }
+        return false;
+}
+
+bool match_test(const Match *m, const Disk *d) {
+        bool result = false;
+
+        switch (m->field) {
+        case MATCH_NAME:
+                result = glob_any(m->patterns, d->name, NULL);
+                break;
+        case MATCH_MODEL:
+                result = glob_any(m->patterns, d->model, d->model_sysfs);
+                break;
+        case MATCH_VENDOR:
+                result = glob_any(m->patterns, d->vendor, d->vendor_sysfs);
+                break;
+        case MATCH_SERIAL:
+                result = glob_any(m->patterns, d->serial, NULL);
+                break;
+        case MATCH_WWN:
+                result = glob_any(m->patterns, d->wwn, NULL);
+                break;
+        case MATCH_TRANSPORT:
+                result = strv_contains(m->patterns, transport_to_string(d->transport));
+                break;
+        case MATCH_ZONED:
+                result = strv_contains(m->patterns, zoned_to_string(d->zoned));
+                break;
+        case MATCH_QUEUES:
+                if (d->nr_hw_queues == 0)
+                        return false;   /* bio-based: neither single nor multi */
+                result = strv_contains(m->patterns, d->nr_hw_queues == 1 ? "single" : "multi");
+                break;
+        case MATCH_ROTATIONAL:
+                if (d->rotational < 0)
+                        return false;
+                result = d->rotational == m->boolean;
+                break;
+        case MATCH_REMOVABLE:
+                if (d->removable < 0)
+                        return false;
+                result = d->removable == m->boolean;
+                break;
+        default:
+                return false;
+        }
+        return m->negate ? !result : result;
+}
+
+bool rule_matches(const Rule *r, const Disk *d) {
+        if (r->n_matches == 0)
+                return false;   /* the config loader refuses such rules; never match all */
+        for (size_t i = 0; i < r->n_matches; i++)
+                if (!match_test(&r->matches[i], d))
+                        return false;
+        return true;
+}
+
+Rule *rule_new(const char *name, const char *file, unsigned line) {
+        _cleanup_(rule_freep) Rule *r = calloc(1, sizeof(Rule));
+
+        if (!r)
+                return NULL;
+        r->name = strdup(name);
+        r->file = strdup(file);
+        if (!r->name || !r->file)
+                return NULL;
+        r->line = line;
+        return TAKE_PTR(r);
+}
+
+Rule *rule_free(Rule *r) {
+        if (!r)
+                return NULL;
+        for (size_t i = 0; i < r->n_matches; i++)
+                match_done(&r->matches[i]);
+        free(r->matches);
+        for (size_t i = 0; i < r->n_settings; i++) {
+                Setting *s = &r->settings[i];
+
+                free(s->tunable);
+                free(s->key);
+                free(s->text);
+                value_done(&s->value);
+        }
+        free(r->settings);
+        free(r->name);
+        free(r->file);
+        free(r);
+        return NULL;
+}
+
+int rule_add_match(Rule *r, const char *key, const char *value, unsigned line,
+                   const char **ret_error) {
+        const char *f = startswith(key, MATCH_KEY_PREFIX);
+        Match m, *a;
+        int field, k;
+
+        if (!f)
+                return -ENOENT;
+        field = match_field_from_string(f);
+        if (field < 0)
+                return -ENOENT;
+        for (size_t i = 0; i < r->n_matches; i++)
+                if (r->matches[i].field == (MatchField) field)
+                        return -EEXIST;
+        k = match_parse(field, value, &m, ret_error);
+        if (k < 0)
+                return k;
+        m.line = line;
+        a = realloc(r->matches, sizeof(Match) * (r->n_matches + 1));
+        if (!a) {
+                match_done(&m);
+                return -ENOMEM;
+        }
+        r->matches = a;
+        r->matches[r->n_matches++] = m;
+        return 0;
+}
+
+int rule_add_setting(Rule *r, const char *key, const char *value, unsigned line,
+                     const char **ret_error) {
+        _cleanup_(freep) char *tunable = NULL, *k = NULL, *text = NULL;
+        _cleanup_(value_done) Value v = {};
+        const AttrInfo *a;
+        Setting *s;
+        int q;
+
+        q = setting_key_parse(key, &a, &tunable);
+        if (q < 0)
+                return q;
+        for (size_t i = 0; i < r->n_settings; i++)
+                if (streq(r->settings[i].key, key))
+                        return -EEXIST;
+        q = value_parse(a, value, &v, ret_error);
+        if (q < 0)
+                return q;
+
+        k = strdup(key);
+        text = value_to_string(a, &v);
+        if (!k || !text)
+                return -ENOMEM;
+        s = realloc(r->settings, sizeof(Setting) * (r->n_settings + 1));
+        if (!s)
+                return -ENOMEM;
+        r->settings = s;
+        r->settings[r->n_settings++] = (Setting) {
+                .attr = a,
+                .tunable = TAKE_PTR(tunable),
+                .key = TAKE_PTR(k),
+                .value = v,
+                .text = TAKE_PTR(text),
+                .line = line,
+        };
+        v = (Value) {};
+        return 0;
+}
+
+Policy *policy_new(void) {
+        return calloc(1, sizeof(Policy));
+}
+
+Policy *policy_free(Policy *p) {
+        if (!p)
+                return NULL;
+        for (size_t i = 0; i < p->n_rules; i++)
+                rule_free(p->rules[i]);
+        free(p->rules);
+        strv_free(p->files);
+        free(p);
+        return NULL;
+}
+
+int policy_add_rule(Policy *p, Rule *r) {
+        Rule **a = realloc(p->rules, sizeof(Rule *) * (p->n_rules + 1));
+
+        if (!a) {
+                rule_free(r);
+                return -ENOMEM;
+        }
+        p->rules = a;
+        p->rules[p->n_rules++] = r;
+        return 0;
+}
+
+Resolved *resolved_free(Resolved *r) {
+        if (!r)
+                return NULL;
+        free(r->settings);
+        free(r->rules);
+        free(r);
+        return NULL;
+}
+
+const ResolvedSetting *resolved_find(const Resolved *r, AttrId id, const char *tunable) {
+        for (size_t i = 0; i < r->n_settings; i++) {
+                const Setting *s = r->settings[i].setting;
+
+                if (s->attr->id == id && streq_ptr(s->tunable, tunable))
+                        return &r->settings[i];
+        }
+        return NULL;
+}
+
+static int resolved_setting_cmp(const void *a, const void *b) {
+        const Setting *x = ((const ResolvedSetting *) a)->setting;
+        const Setting *y = ((const ResolvedSetting *) b)->setting;
+
+        if (x->attr->id != y->attr->id)
+                return x->attr->id < y->attr->id ? -1 : 1;
+        return strcmp(strempty(x->tunable), strempty(y->tunable));
+}
+
+int policy_resolve(const Policy *p, const Disk *d, Resolved **ret) {
+        _cleanup_(resolved_freep) Resolved *res = NULL;
+
+        res = calloc(1, sizeof(Resolved));
+        if (!res)
+                return -ENOMEM;
+
+        for (size_t i = 0; i < p->n_rules; i++) {
+                const Rule *rule = p->rules[i];
+                const Rule **rs;
+
+                if (!rule_matches(rule, d))
+                        continue;
+
+                rs = realloc(res->rules, sizeof(Rule *) * (res->n_rules + 1));
+                if (!rs)
+                        return -ENOMEM;
+                res->rules = rs;
+                res->rules[res->n_rules++] = rule;
+
+                for (size_t j = 0; j < rule->n_settings; j++) {
+                        const Setting *s = &rule->settings[j];
+                        ResolvedSetting *slot = NULL;
+
+                        for (size_t k = 0; k < res->n_settings; k++)
+                                if (streq(res->settings[k].setting->key, s->key)) {
+                                        slot = &res->settings[k];
+                                        break;
+                                }
+                        if (!slot) {
+                                ResolvedSetting *a;
+
+                                a = realloc(res->settings,
+                                            sizeof(ResolvedSetting) * (res->n_settings + 1));
+                                if (!a)
+                                        return -ENOMEM;
+                                res->settings = a;
+                                slot = &res->settings[res->n_settings++];
+                        }
+                        /* A later rule overrides an earlier one, key by key. */
+                        *slot = (ResolvedSetting) { .setting = s, .rule = rule };
+                }
+        }
+
+        if (res->n_settings > 1)
+                qsort(res->settings, res->n_settings, sizeof(ResolvedSetting), resolved_setting_cmp);
+        *ret = TAKE_PTR(res);
+        return 0;
+}

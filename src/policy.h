@@ -1,0 +1,119 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+#pragma once
+
+#include "attr.h"
+#include "disk.h"
+
+typedef enum MatchField {
+        MATCH_NAME,
+        MATCH_MODEL,
+        MATCH_VENDOR,
+        MATCH_SERIAL,
+        MATCH_WWN,
+        MATCH_TRANSPORT,
+        MATCH_ROTATIONAL,
+        MATCH_REMOVABLE,
+        MATCH_ZONED,
+        MATCH_QUEUES,
+        _MATCH_MAX,
+} MatchField;
+
+#define MATCH_KEY_PREFIX "match."
+#define MATCH_PATTERNS_MAX 64
+#define MATCH_PATTERN_LEN_MAX 256
+#define RULE_NAME_MAX 44      /* "[rule NAME]" must fit inih's 49-character section */
+
+const char *match_field_to_string(MatchField f);        /* "name", "model", ... */
+int match_field_from_string(const char *s);
+
+typedef struct Match {
+        MatchField field;
+        bool negate;            /* the value started with "!" */
+        char **patterns;        /* globs, transports, zoned models, "single"/"multi" */
+        int boolean;            /* rotational, removable */
+        unsigned line;
+} Match;
+
+typedef struct Setting {
+        const AttrInfo *attr;
+        char *tunable;          /* ATTR_IOSCHED only */
+        char *key;              /* "scheduler", "iosched.read_expire" */
+        Value value;
+        char *text;             /* canonical spelling of the value */
+        unsigned line;
+} Setting;
+
+typedef struct Rule {
+        char *name;
+        char *file;
+        unsigned line;          /* of the [rule NAME] header */
+        Match *matches;
+        size_t n_matches;
+        Setting *settings;
+        size_t n_settings;
+} Rule;
+
+typedef struct Policy {
+        Rule **rules;           /* in the order they apply: a later rule overrides */
+        size_t n_rules;
+        char **files;           /* every file read, in order */
+} Policy;
+
+Policy *policy_new(void);
+Policy *policy_free(Policy *p);
+DEFINE_TRIVIAL_CLEANUP_FUNC(Policy *, policy_free);
+Rule *rule_new(const char *name, const char *file, unsigned line);
+Rule *rule_free(Rule *r);
+DEFINE_TRIVIAL_CLEANUP_FUNC(Rule *, rule_free);
+int policy_add_rule(Policy *p, Rule *r);        /* takes ownership, also on failure */
+
+bool rule_name_is_valid(const char *name);
+
+/**
+ * match_parse() - parse the value of a match.* key
+ * @field: which key
+ * @text: "loop*|nbd*", "!usb", "yes", "single", ...
+ * @ret: filled on success
+ * @ret_error: a reason on -EINVAL (static string)
+ *
+ * Return: 0, -EINVAL or -ENOMEM.
+ */
+int match_parse(MatchField field, const char *text, Match *ret, const char **ret_error);
+void match_done(Match *m);
+bool match_test(const Match *m, const Disk *d);
+bool rule_matches(const Rule *r, const Disk *d);
+
+/**
+ * rule_add_setting() - parse and add a setting to a rule
+ * Return: 0; -ENOENT unknown key; -EEXIST key already set in this rule; -EINVAL/-ERANGE bad
+ * value (with @ret_error); -ENOMEM.
+ */
+int rule_add_setting(Rule *r, const char *key, const char *value, unsigned line,
+                     const char **ret_error);
+int rule_add_match(Rule *r, const char *key, const char *value, unsigned line,
+                   const char **ret_error);
+
+typedef struct ResolvedSetting {
+        const Setting *setting;
+        const Rule *rule;
+} ResolvedSetting;
+
+typedef struct Resolved {
+        ResolvedSetting *settings;      /* one per key, in attribute order */
+        size_t n_settings;
+        const Rule **rules;             /* every rule that matched, in order */
+        size_t n_rules;
+} Resolved;
+
+/**
+ * policy_resolve() - merge the settings of every rule that matches a disk
+ * @p: the policy
+ * @d: the disk
+ * @ret: the settings, each with the rule (file:line) that set it last
+ *
+ * Return: 0 or -ENOMEM.
+ */
+int policy_resolve(const Policy *p, const Disk *d, Resolved **ret);
+Resolved *resolved_free(Resolved *r);
+DEFINE_TRIVIAL_CLEANUP_FUNC(Resolved *, resolved_free);
+const ResolvedSetting *resolved_find(const Resolved *r, AttrId id, const char *tunable);

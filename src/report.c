@@ -1,0 +1,87 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+#include "json.h"
+#include "report.h"
+#include "util.h"
+
+const char *report_outcome_label(const Action *a) {
+        switch (a->outcome) {
+        case OUTCOME_WRITTEN:
+                return "changed";
+        case OUTCOME_SKIPPED:
+                return "already right";
+        case OUTCOME_PLANNED:
+                return action_type_to_string(a->type);
+        default:
+                return outcome_to_string(a->outcome);
+        }
+}
+
+void report_print_text(FILE *f, const Disk *d, const Plan *report, bool verbose) {
+        if (d)
+                fprintf(f, "%s (%s%s, scheduler %s)\n", report->disk,
+                        transport_to_string(d->transport),
+                        d->rotational == 1 ? ", rotational" : "", d->scheduler ?: "n/a");
+        else
+                fprintf(f, "%s\n", report->disk);
+        if (report->n_actions == 0) {
+                fprintf(f, "  no rule matches: nothing to do, the kernel's values stand\n");
+                return;
+        }
+        for (size_t i = 0; i < report->n_actions; i++) {
+                const Action *a = &report->actions[i];
+                const char *now = a->outcome == OUTCOME_WRITTEN ? (a->result ?: a->write) : a->current;
+
+                fprintf(f, "  %-22s %-14s %-14s %-13s %s", a->key, strna(now), a->desired,
+                        report_outcome_label(a), strempty(a->reason));
+                if (verbose)
+                        fprintf(f, " [%s:%u rule %s]", a->file, a->line, a->rule);
+                fputc('\n', f);
+        }
+}
+
+void report_print_json(FILE *f, const Disk *d, const Plan *report, const char *note) {
+        fputs("{\"disk\":", f);
+        json_string(f, report->disk);
+        if (d) {
+                fputs(",\"transport\":", f);
+                json_string(f, transport_to_string(d->transport));
+                fprintf(f, ",\"rotational\":%s,\"queues\":%u,\"scheduler\":",
+                        d->rotational == 1 ? "true" : "false", d->nr_hw_queues);
+                json_string(f, d->scheduler);
+        }
+        if (note) {
+                fputs(",\"note\":", f);
+                json_string(f, note);
+        }
+        fputs(",\"actions\":[", f);
+        for (size_t i = 0; i < report->n_actions; i++) {
+                const Action *a = &report->actions[i];
+
+                if (i > 0)
+                        fputc(',', f);
+                fputs("{\"key\":", f);
+                json_string(f, a->key);
+                fputs(",\"current\":", f);
+                json_string(f, a->current);
+                fputs(",\"desired\":", f);
+                json_string(f, a->desired);
+                fputs(",\"action\":", f);
+                json_string(f, action_type_to_string(a->type));
+                fputs(",\"outcome\":", f);
+                json_string(f, outcome_to_string(a->outcome));
+                fputs(",\"written\":", f);
+                json_string(f, a->outcome == OUTCOME_WRITTEN ? a->write : NULL);
+                fputs(",\"result\":", f);
+                json_string(f, a->result);
+                fputs(",\"reason\":", f);
+                json_string(f, a->reason);
+                fputs(",\"file\":", f);
+                json_string(f, a->file);
+                fprintf(f, ",\"line\":%u,\"rule\":", a->line);
+                json_string(f, a->rule);
+                if (a->error)
+                        fprintf(f, ",\"errno\":%d", -a->error);
+                fputc('}', f);
+        }
+        fputs("]}", f);
+}

@@ -1,0 +1,539 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+#include <dirent.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <stdio.h>
+#include <sys/stat.h>
+#include <sys/utsname.h>
+
+#include "log.h"
+#include "sysfs.h"
+#include "util.h"
+
+#define SYSFS_VALUE_MAX 4096
+
+struct Sysfs {
+        char *root;
+        int root_fd;
+        SysfsWriteHook write_hook;
+        void *write_hook_userdata;
+        unsigned long n_writes;
+};
+
+int sysfs_new(const char *root, Sysfs **ret) {
+        _cleanup_(sysfs_freep) Sysfs *s = NULL;
+
+        s = calloc(1, sizeof(Sysfs));
+        if (!s)
+                return -ENOMEM;
+        s->root_fd = -1;
+        s->root = strdup(root ?: "/");
+        if (!s->root)
+                return -ENOMEM;
+        s->root_fd = open(s->root, O_PATH | O_DIRECTORY | O_CLOEXEC);
+        if (s->root_fd < 0)
+                return -errno;
+        *ret = TAKE_PTR(s);
+        return 0;
+}
+
+Sysfs *sysfs_free(Sysfs *s) {
+        if (!s)
+                return NULL;
+        if (s->root_fd >= 0)
+                close(s->root_fd);
+        free(s->root);
+        free(s);
+        return NULL;
+}
+
+const char *sysfs_get_root(const Sysfs *s) {
+        return s->root;
+}
+
+void sysfs_set_write_hook(Sysfs *s, SysfsWriteHook hook, void *userdata) {
+        s->write_hook = hook;
+        s->write_hook_userdata = userdata;
+}
+
+unsigned long sysfs_get_n_writes(const Sysfs *s) {
+        return s->n_writes;
+}
+
+/* "sys/class/block/<disk>/<rel>". @rel comes from this module or the attribute table. */
+static int disk_path(const char *disk, const char *rel, char *buf, size_t size) {
+        int n;
+
+        if (!disk_name_is_valid(disk))
+                return -EINVAL;
+        n = snprintf(buf, size, "sys/class/block/%s%s%s", disk, rel ? "/" : "", rel ?: "");
+        if (n < 0 || (size_t) n >= size)
+                return -ENAMETOOLONG;
+        return 0;
+}
+
+static int setting_relpath(const AttrInfo *a, const char *tunable, char *buf, size_t size) {
+        int n;
+
+        if (a->id != ATTR_IOSCHED) {
+                n = snprintf(buf, size, "%s", a->path);
+        } else {
+                if (!tunable_name_is_valid(tunable))
+                        return -EINVAL;
+                n = snprintf(buf, size, "queue/iosched/%s", tunable);
+        }
+        if (n < 0 || (size_t) n >= size)
+                return -ENAMETOOLONG;
+        return 0;
+}
+
+static int read_disk_file(Sysfs *s, const char *disk, const char *rel, char **ret) {
+        _cleanup_(freep) char *text = NULL;
+        char path[PATH_MAX];
+        int r;
+
+        r = disk_path(disk, rel, path, sizeof(path));
+        if (r < 0)
+                return r;
+        r = read_file_bounded(s->root_fd, path, SYSFS_VALUE_MAX, &text, NULL);
+        if (r < 0)
+                return r;
+        strstrip_inplace(text);
+        *ret = TAKE_PTR(text);
+        return 0;
+}
+
+static int read_disk_number(Sysfs *s, const char *disk, const char *rel, int64_t *ret) {
+        _cleanup_(freep) char *text = NULL;
+        int r;
+
+        r = read_disk_file(s, disk, rel, &text);
+        if (r < 0)
+                return r;
+        return safe_atoi64(text, INT64_MIN, INT64_MAX, ret);
+}
+
+int sysfs_read_setting(Sysfs *s, const char *disk, const AttrInfo *a, const char *tunable,
+                       AttrState *st) {
+        char rel[128];
+        int r;
+
+        attr_state_done(st);
+        r = setting_relpath(a, tunable, rel, sizeof(rel));
+        if (r < 0)
+                return (st->err = r);
+        r = read_disk_file(s, disk, rel, &st->raw);
+        if (r < 0)
+                return (st->err = r);
+
+        if (a->kind == ATTR_KIND_SCHEDULER) {
+                _cleanup_(freep) char *current = NULL;
+                _cleanup_(strv_freep) char **available = NULL;
+
+                r = scheduler_parse(st->raw, &current, &available);
+                if (r < 0)
+                        return (st->err = r == -ENOMEM ? r : -EBADMSG);
+                /* list[0] is the current scheduler; the rest of the list is unused here. */
+                st->value.list = calloc(2, sizeof(char *));
+                if (!st->value.list)
+                        return (st->err = -ENOMEM);
+                st->value.list[0] = TAKE_PTR(current);
+                return 0;
+        }
+
+        attr_state_parse_number(st);
+        return st->err;
+}
+
+int sysfs_write_setting(Sysfs *s, const char *disk, const AttrInfo *a, const char *tunable,
+                        const char *value) {
+        _cleanup_(closep) int fd = -1;
+        char rel[128], path[PATH_MAX];
+        size_t len;
+        ssize_t k;
+        int r;
+
+        r = setting_relpath(a, tunable, rel, sizeof(rel));
+        if (r < 0)
+                return r;
+        r = disk_path(disk, rel, path, sizeof(path));
+        if (r < 0)
+                return r;
+
+        len = strlen(value);
+        fd = openat(s->root_fd, path, O_WRONLY | O_CLOEXEC | O_NOCTTY | O_NOFOLLOW);
+        if (fd < 0)
+                return -errno;
+
+        s->n_writes++;
+        if (s->write_hook)
+                return s->write_hook(s, fd, disk, rel, value, s->write_hook_userdata);
+
+        k = write(fd, value, len);
+        if (k < 0)
+                return -errno;
+        if ((size_t) k != len)
+                return -EIO;
+        return 0;
+}
+
+int sysfs_list_disks(Sysfs *s, char ***ret) {
+        _cleanup_(strv_freep) char **l = NULL;
+        _cleanup_(closep) int fd = -1;
+        DIR *dir;
+        int r = 0;
+
+        fd = openat(s->root_fd, "sys/class/block", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+        if (fd < 0)
+                return -errno;
+        dir = fdopendir(fd);
+        if (!dir)
+                return -errno;
+        TAKE_FD(fd);
+
+        l = calloc(1, sizeof(char *));
+        if (!l) {
+                closedir(dir);
+                return -ENOMEM;
+        }
+        for (struct dirent *de; (de = readdir(dir));) {
+                char path[PATH_MAX];
+                struct stat st;
+
+                if (!disk_name_is_valid(de->d_name))
+                        continue;
+                if (disk_path(de->d_name, "partition", path, sizeof(path)) < 0)
+                        continue;
+                if (fstatat(s->root_fd, path, &st, 0) >= 0)
+                        continue;       /* partitions are never tuned */
+                r = strv_extend(&l, de->d_name);
+                if (r < 0)
+                        break;
+        }
+        closedir(dir);
+        if (r < 0)
+                return r;
+
+        strv_sort(l);
+        *ret = TAKE_PTR(l);
+        return 0;
+}
+
+int udev_db_parse(const char *text, char ***ret) {
+        _cleanup_(strv_freep) char **props = NULL, **lines = NULL;
+        int r;
+
+        r = strv_split(text, "\n", &lines);
+        if (r < 0)
+                return r;
+        props = calloc(1, sizeof(char *));
+        if (!props)
+                return -ENOMEM;
+        for (char **l = lines; *l; l++) {
+                const char *p = startswith(*l, "E:");
+
+                if (!p || !strchr(p, '='))
+                        continue;
+                r = strv_extend(&props, p);
+                if (r < 0)
+                        return r;
+        }
+        *ret = TAKE_PTR(props);
+        return 0;
+}
+
+const char *props_get(char * const *props, const char *key) {
+        size_t l = strlen(key);
+
+        for (char * const *p = props; p && *p; p++)
+                if (strncmp(*p, key, l) == 0 && (*p)[l] == '=')
+                        return *p + l + 1;
+        return NULL;
+}
+
+static int dup_prop(char **dst, char * const *props, const char *key, const char *fallback) {
+        const char *v = props_get(props, key) ?: props_get(props, fallback ?: key);
+
+        if (!v || !*v || !string_is_printable(v, 256))
+                return 0;
+        return free_and_strdup(dst, v);
+}
+
+static int read_optional(Sysfs *s, const char *disk, const char *rel, char **dst) {
+        _cleanup_(freep) char *v = NULL;
+        int r;
+
+        r = read_disk_file(s, disk, rel, &v);
+        if (r < 0)
+                return ERRNO_IS_GONE(r) || r == -EACCES || r == -EIO || r == -EINVAL ? 0 : r;
+        if (!*v || !string_is_printable(v, 256))
+                return 0;
+        free(*dst);
+        *dst = TAKE_PTR(v);
+        return 0;
+}
+
+static unsigned count_hw_queues(Sysfs *s, const char *disk) {
+        _cleanup_(closep) int fd = -1;
+        char path[PATH_MAX];
+        unsigned n = 0;
+        DIR *dir;
+
+        if (disk_path(disk, "mq", path, sizeof(path)) < 0)
+                return 0;
+        fd = openat(s->root_fd, path, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+        if (fd < 0)
+                return 0;
+        dir = fdopendir(fd);
+        if (!dir)
+                return 0;
+        TAKE_FD(fd);
+        for (struct dirent *de; (de = readdir(dir));)
+                if (de->d_name[0] >= '0' && de->d_name[0] <= '9')
+                        n++;
+        closedir(dir);
+        return n;
+}
+
+/* Scheduler modules that exist on disk but are not registered yet: the kernel loads them on
+ * the first write of their name, so a policy may ask for them. */
+static int find_loadable_schedulers(Sysfs *s, Disk *d) {
+        static const struct {
+                const char *name, *module;
+        } modules[] = {
+                { "mq-deadline", "mq-deadline" },
+                { "kyber", "kyber-iosched" },
+                { "bfq", "bfq" },
+        };
+        static const char *const suffixes[] = { ".ko", ".ko.xz", ".ko.zst", ".ko.gz" };
+        struct utsname u;
+
+        if (uname(&u) < 0)
+                return -errno;
+        for (size_t i = 0; i < ELEMENTSOF(modules); i++) {
+                if (strv_contains(d->schedulers, modules[i].name))
+                        continue;
+                for (size_t j = 0; j < ELEMENTSOF(suffixes); j++) {
+                        char path[PATH_MAX];
+                        int r;
+
+                        snprintf(path, sizeof(path), "lib/modules/%s/kernel/block/%s%s",
+                                 u.release, modules[i].module, suffixes[j]);
+                        if (faccessat(s->root_fd, path, F_OK, 0) < 0)
+                                continue;
+                        r = strv_extend(&d->schedulers_loadable, modules[i].name);
+                        if (r < 0)
+                                return r;
+                        break;
+                }
+        }
+        return 0;
+}
+
+static int load_tunables(Sysfs *s, Disk *d) {
+        _cleanup_(closep) int fd = -1;
+        char path[PATH_MAX];
+        DIR *dir;
+        int r = 0;
+
+        for (size_t i = 0; i < d->n_tunables; i++) {
+                free(d->tunables[i].name);
+                attr_state_done(&d->tunables[i].state);
+        }
+        d->tunables = mfree(d->tunables);
+        d->n_tunables = 0;
+
+        r = disk_path(d->name, "queue/iosched", path, sizeof(path));
+        if (r < 0)
+                return r;
+        fd = openat(s->root_fd, path, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+        if (fd < 0)
+                return errno == ENOENT ? 0 : -errno;
+        dir = fdopendir(fd);
+        if (!dir)
+                return -errno;
+        TAKE_FD(fd);
+
+        for (struct dirent *de; (de = readdir(dir));) {
+                Tunable *t;
+
+                if (!tunable_name_is_valid(de->d_name))
+                        continue;
+                if (d->n_tunables >= 64)
+                        break;
+                t = realloc(d->tunables, sizeof(Tunable) * (d->n_tunables + 1));
+                if (!t) {
+                        r = -ENOMEM;
+                        break;
+                }
+                d->tunables = t;
+                t = &d->tunables[d->n_tunables];
+                *t = (Tunable) {};
+                t->name = strdup(de->d_name);
+                if (!t->name) {
+                        r = -ENOMEM;
+                        break;
+                }
+                d->n_tunables++;
+                (void) sysfs_read_setting(s, d->name, attr_get(ATTR_IOSCHED), t->name, &t->state);
+        }
+        closedir(dir);
+        return r;
+}
+
+int sysfs_reload_settings(Sysfs *s, Disk *d) {
+        AttrState sched = {};
+        int r;
+
+        /* The scheduler line also carries the list of schedulers: parse it fully here. */
+        r = sysfs_read_setting(s, d->name, attr_get(ATTR_SCHEDULER), NULL, &sched);
+        d->scheduler = mfree(d->scheduler);
+        d->schedulers = strv_free(d->schedulers);
+        d->schedulers_loadable = strv_free(d->schedulers_loadable);
+        d->has_scheduler_file = r != -ENOENT;
+        if (r >= 0) {
+                r = scheduler_parse(sched.raw, &d->scheduler, &d->schedulers);
+                if (r == -ENOMEM) {
+                        attr_state_done(&sched);
+                        return r;
+                }
+                if (r >= 0)
+                        (void) find_loadable_schedulers(s, d);
+        } else if (r == -ENODEV) {
+                attr_state_done(&sched);
+                return r;
+        }
+        attr_state_done(&d->attrs[ATTR_SCHEDULER]);
+        d->attrs[ATTR_SCHEDULER] = sched;
+
+        for (AttrId id = 0; id < _ATTR_MAX; id++) {
+                if (id == ATTR_SCHEDULER || id == ATTR_IOSCHED)
+                        continue;
+                (void) sysfs_read_setting(s, d->name, attr_get(id), NULL, &d->attrs[id]);
+        }
+
+        r = load_tunables(s, d);
+        if (r < 0)
+                return r;
+
+        /* The disk may have gone away while we read: tell the caller rather than planning on
+         * a half-read disk. */
+        {
+                char path[PATH_MAX];
+
+                r = disk_path(d->name, "dev", path, sizeof(path));
+                if (r < 0)
+                        return r;
+                if (faccessat(s->root_fd, path, F_OK, 0) < 0)
+                        return -ENODEV;
+        }
+        return 0;
+}
+
+int sysfs_load_disk(Sysfs *s, const char *name, char * const *udev_props, Disk **ret) {
+        _cleanup_(disk_freep) Disk *d = NULL;
+        _cleanup_(strv_freep) char **db_props = NULL;
+        char * const *props = udev_props;
+        char path[PATH_MAX], link[PATH_MAX];
+        const char *id_bus;
+        int64_t v;
+        ssize_t k;
+        int r;
+
+        if (!disk_name_is_valid(name))
+                return -EINVAL;
+
+        d = disk_new(name);
+        if (!d)
+                return -ENOMEM;
+
+        r = read_disk_file(s, name, "dev", &d->devnum);
+        if (r < 0)
+                return r == -ENOENT ? -ENODEV : r;
+
+        r = disk_path(name, NULL, path, sizeof(path));
+        if (r < 0)
+                return r;
+        k = readlinkat(s->root_fd, path, link, sizeof(link) - 1);
+        if (k > 0) {
+                const char *p;
+
+                link[k] = 0;
+                p = strstr(link, "/devices/");
+                d->devpath = strdup(p ?: link);
+                if (!d->devpath)
+                        return -ENOMEM;
+        }
+
+        r = disk_path(name, "partition", path, sizeof(path));
+        if (r < 0)
+                return r;
+        d->partition = faccessat(s->root_fd, path, F_OK, 0) >= 0;
+
+        if (!props) {
+                _cleanup_(freep) char *text = NULL;
+                unsigned maj, min;
+
+                if (sscanf(d->devnum, "%u:%u", &maj, &min) == 2) {
+                        snprintf(path, sizeof(path), "run/udev/data/b%u:%u", maj, min);
+                        if (read_file_bounded(s->root_fd, path, 1 << 20, &text, NULL) >= 0) {
+                                r = udev_db_parse(text, &db_props);
+                                if (r < 0)
+                                        return r;
+                        }
+                }
+                props = db_props;
+        }
+
+        r = dup_prop(&d->model, props, "ID_MODEL", NULL);
+        if (r >= 0)
+                r = dup_prop(&d->vendor, props, "ID_VENDOR", NULL);
+        if (r >= 0)
+                r = dup_prop(&d->serial, props, "ID_SERIAL_SHORT", "ID_SERIAL");
+        if (r >= 0)
+                r = dup_prop(&d->wwn, props, "ID_WWN_WITH_EXTENSION", "ID_WWN");
+        if (r >= 0)
+                r = read_optional(s, name, "device/model", &d->model_sysfs);
+        if (r >= 0)
+                r = read_optional(s, name, "device/vendor", &d->vendor_sysfs);
+        if (r >= 0 && !d->serial)
+                r = read_optional(s, name, "device/serial", &d->serial);
+        if (r >= 0 && !d->wwn)
+                r = read_optional(s, name, "wwid", &d->wwn);
+        if (r >= 0 && !d->wwn)
+                r = read_optional(s, name, "device/wwid", &d->wwn);
+        if (r < 0)
+                return r;
+        if (!d->model && d->model_sysfs && free_and_strdup(&d->model, d->model_sysfs) < 0)
+                return -ENOMEM;
+        if (!d->vendor && d->vendor_sysfs && free_and_strdup(&d->vendor, d->vendor_sysfs) < 0)
+                return -ENOMEM;
+
+        id_bus = props_get(props, "ID_BUS");
+        d->transport = transport_classify(name, d->devpath, id_bus);
+
+        if (read_disk_number(s, name, "queue/rotational", &v) >= 0)
+                d->rotational = v != 0;
+        if (read_disk_number(s, name, "removable", &v) >= 0)
+                d->removable = v != 0;
+        if (read_disk_number(s, name, "size", &v) >= 0 && v >= 0)
+                d->size_bytes = (uint64_t) v * 512;
+        if (read_disk_number(s, name, "queue/max_hw_sectors_kb", &v) >= 0)
+                d->max_hw_sectors_kb = v;
+        {
+                _cleanup_(freep) char *z = NULL;
+
+                if (read_disk_file(s, name, "queue/zoned", &z) >= 0 && zoned_from_string(z) >= 0)
+                        d->zoned = zoned_from_string(z);
+        }
+        d->nr_hw_queues = count_hw_queues(s, name);
+
+        if (!d->partition) {
+                r = sysfs_reload_settings(s, d);
+                if (r < 0)
+                        return r;
+        }
+
+        *ret = TAKE_PTR(d);
+        return 0;
+}

@@ -1,0 +1,66 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+#pragma once
+
+#include "attr.h"
+#include "disk.h"
+
+/*
+ * The only module that touches /sys (and udev's database below /run/udev). Every path is
+ * relative to a root directory ("/" in production, a temporary tree in tests); every disk name
+ * and tunable is validated before it becomes part of a path, and writes are possible only to
+ * the attributes of the table in attr.c, below the disk's queue/ directory.
+ */
+typedef struct Sysfs Sysfs;
+
+/* Called instead of write(2) when set: tests use it to emulate the kernel on a fake tree. */
+typedef int (*SysfsWriteHook)(Sysfs *s, int fd, const char *disk, const char *relpath,
+                              const char *value, void *userdata);
+
+int sysfs_new(const char *root, Sysfs **ret);
+Sysfs *sysfs_free(Sysfs *s);
+DEFINE_TRIVIAL_CLEANUP_FUNC(Sysfs *, sysfs_free);
+
+const char *sysfs_get_root(const Sysfs *s);
+void sysfs_set_write_hook(Sysfs *s, SysfsWriteHook hook, void *userdata);
+unsigned long sysfs_get_n_writes(const Sysfs *s);
+
+/**
+ * sysfs_list_disks() - list whole disks (not partitions), sorted by name
+ * Return: 0 or negative errno.
+ */
+int sysfs_list_disks(Sysfs *s, char ***ret);
+
+/**
+ * sysfs_load_disk() - read a disk's identity and current settings
+ * @s: the tree
+ * @name: kernel name; validated
+ * @udev_props: "KEY=value" strings from udev (the environment of a udev RUN program or a
+ *              libudev device), or NULL to read udev's database for the disk
+ * @ret: the disk
+ *
+ * Return: 0; -EINVAL for an invalid name; -ENOENT/-ENODEV when there is no such disk.
+ */
+int sysfs_load_disk(Sysfs *s, const char *name, char * const *udev_props, Disk **ret);
+
+/**
+ * sysfs_reload_settings() - read the current settings of a loaded disk again
+ * Return: 0, or -ENOENT/-ENODEV when the disk went away.
+ */
+int sysfs_reload_settings(Sysfs *s, Disk *d);
+
+/**
+ * sysfs_write_setting() - write one attribute with a single write(2)
+ * @tunable: for ATTR_IOSCHED, the tunable name; validated
+ *
+ * Return: 0 or the negative errno of open/write (-EBUSY, -EINVAL, -ENOENT, -ENODEV, ...).
+ */
+int sysfs_write_setting(Sysfs *s, const char *disk, const AttrInfo *a, const char *tunable,
+                        const char *value);
+
+/* Read one attribute's current value; *ret is reset first. Return: st->err. */
+int sysfs_read_setting(Sysfs *s, const char *disk, const AttrInfo *a, const char *tunable,
+                       AttrState *ret);
+
+/* Parse udev's database text ("E:KEY=value" lines) into "KEY=value" strings. */
+int udev_db_parse(const char *text, char ***ret);
+const char *props_get(char * const *props, const char *key);

@@ -1,0 +1,270 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+#include <ctype.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <sys/stat.h>
+#include <time.h>
+
+#include "util.h"
+
+char **strv_free(char **l) {
+        if (!l)
+                return NULL;
+        for (char **i = l; *i; i++)
+                free(*i);
+        free(l);
+        return NULL;
+}
+
+size_t strv_length(char * const *l) {
+        size_t n = 0;
+
+        if (!l)
+                return 0;
+        while (l[n])
+                n++;
+        return n;
+}
+
+int strv_push(char ***l, char *value) {
+        size_t n = strv_length(*l);
+        char **c;
+
+        if (!value)
+                return -ENOMEM;
+        c = realloc(*l, sizeof(char *) * (n + 2));
+        if (!c) {
+                free(value);
+                return -ENOMEM;
+        }
+        c[n] = value;
+        c[n + 1] = NULL;
+        *l = c;
+        return 0;
+}
+
+int strv_extend(char ***l, const char *value) {
+        return strv_push(l, strdup(value));
+}
+
+bool strv_contains(char * const *l, const char *s) {
+        for (char * const *i = l; i && *i; i++)
+                if (streq(*i, s))
+                        return true;
+        return false;
+}
+
+char **strv_copy(char * const *l) {
+        _cleanup_(strv_freep) char **c = NULL;
+
+        c = calloc(strv_length(l) + 1, sizeof(char *));
+        if (!c)
+                return NULL;
+        for (size_t i = 0; l && l[i]; i++) {
+                c[i] = strdup(l[i]);
+                if (!c[i])
+                        return NULL;
+        }
+        return TAKE_PTR(c);
+}
+
+char *strv_join(char * const *l, const char *sep) {
+        size_t n = 0, k = strlen(sep);
+        char *r, *p;
+
+        for (char * const *i = l; i && *i; i++)
+                n += strlen(*i) + k;
+        r = malloc(n + 1);
+        if (!r)
+                return NULL;
+        p = r;
+        for (char * const *i = l; i && *i; i++) {
+                if (i != l)
+                        p = stpcpy(p, sep);
+                p = stpcpy(p, *i);
+        }
+        *p = 0;
+        return r;
+}
+
+int strv_split(const char *s, const char *sep, char ***ret) {
+        _cleanup_(strv_freep) char **l = NULL;
+        const char *p = s;
+
+        l = calloc(1, sizeof(char *));
+        if (!l)
+                return -ENOMEM;
+        for (;;) {
+                size_t n;
+                int r;
+
+                p += strspn(p, sep);
+                if (!*p)
+                        break;
+                n = strcspn(p, sep);
+                r = strv_push(&l, strndup(p, n));
+                if (r < 0)
+                        return r;
+                p += n;
+        }
+        *ret = TAKE_PTR(l);
+        return 0;
+}
+
+int safe_atoi64(const char *s, int64_t min, int64_t max, int64_t *ret) {
+        char *end = NULL;
+        long long v;
+
+        if (!s || !*s || isspace((unsigned char) *s))
+                return -EINVAL;
+        errno = 0;
+        v = strtoll(s, &end, 10);
+        if (errno == ERANGE)
+                return -ERANGE;
+        if (errno > 0)
+                return -errno;
+        if (!end || *end)
+                return -EINVAL;
+        if (v < min || v > max)
+                return -ERANGE;
+        if (ret)
+                *ret = v;
+        return 0;
+}
+
+int parse_boolean(const char *s) {
+        if (!s)
+                return -EINVAL;
+        if (streq(s, "1") || streq(s, "yes") || streq(s, "true") || streq(s, "on"))
+                return 1;
+        if (streq(s, "0") || streq(s, "no") || streq(s, "false") || streq(s, "off"))
+                return 0;
+        return -EINVAL;
+}
+
+char *strstrip(char *s) {
+        char *e;
+
+        while (isspace((unsigned char) *s))
+                s++;
+        e = s + strlen(s);
+        while (e > s && isspace((unsigned char) e[-1]))
+                e--;
+        *e = 0;
+        return s;
+}
+
+char *strstrip_inplace(char *s) {
+        char *t = strstrip(s);
+
+        if (t != s)
+                memmove(s, t, strlen(t) + 1);
+        return s;
+}
+
+static int strverscmp_ptr(const void *a, const void *b) {
+        return strverscmp(*(char * const *) a, *(char * const *) b);
+}
+
+void strv_sort(char **l) {
+        qsort(l, strv_length(l), sizeof(char *), strverscmp_ptr);
+}
+
+char *strdup_printf(const char *fmt, ...) {
+        va_list ap;
+        char *s;
+        int r;
+
+        va_start(ap, fmt);
+        r = vasprintf(&s, fmt, ap);
+        va_end(ap);
+        return r < 0 ? NULL : s;
+}
+
+int free_and_strdup(char **p, const char *s) {
+        char *c = NULL;
+
+        if (s) {
+                c = strdup(s);
+                if (!c)
+                        return -ENOMEM;
+        }
+        free(*p);
+        *p = c;
+        return 0;
+}
+
+bool string_is_printable(const char *s, size_t max) {
+        size_t n = 0;
+
+        for (; *s; s++, n++) {
+                if (n >= max)
+                        return false;
+                if ((unsigned char) *s < 0x20 || *s == 0x7f)
+                        return false;
+        }
+        return true;
+}
+
+int read_fd_bounded(int fd, size_t max, char **ret, size_t *ret_size) {
+        _cleanup_(freep) char *buf = NULL;
+        size_t n = 0, alloc = 0;
+
+        for (;;) {
+                ssize_t k;
+
+                if (n + 1 >= alloc) {
+                        size_t want = alloc ? alloc * 2 : 4096;
+                        char *b;
+
+                        if (want > max + 2)
+                                want = max + 2;
+                        if (want <= n + 1)
+                                return -EFBIG;
+                        b = realloc(buf, want);
+                        if (!b)
+                                return -ENOMEM;
+                        buf = b;
+                        alloc = want;
+                }
+                k = read(fd, buf + n, alloc - n - 1);
+                if (k < 0) {
+                        if (errno == EINTR)
+                                continue;
+                        return -errno;
+                }
+                if (k == 0)
+                        break;
+                n += k;
+                if (n > max)
+                        return -EFBIG;
+        }
+        if (!buf) {
+                buf = malloc(1);
+                if (!buf)
+                        return -ENOMEM;
+        }
+        buf[n] = 0;
+        *ret = TAKE_PTR(buf);
+        if (ret_size)
+                *ret_size = n;
+        return 0;
+}
+
+int read_file_bounded(int dirfd, const char *path, size_t max, char **ret, size_t *ret_size) {
+        _cleanup_(closep) int fd = -1;
+
+        fd = openat(dirfd, path, O_RDONLY | O_CLOEXEC | O_NOCTTY);
+        if (fd < 0)
+                return -errno;
+        return read_fd_bounded(fd, max, ret, ret_size);
+}
+
+uint64_t now_usec(void) {
+        struct timespec ts;
+
+        clock_gettime(CLOCK_MONOTONIC, &ts);
+        return (uint64_t) ts.tv_sec * 1000000ULL + (uint64_t) ts.tv_nsec / 1000ULL;
+}

@@ -1,0 +1,267 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/*
+ * iosched-apply: bring disks to their I/O policy, writing only what differs.
+ * Run by udev (udev/60-iosched.rules) on block add/change events, or by hand.
+ */
+#include <getopt.h>
+#include <stdio.h>
+
+#include "apply.h"
+#include "conf.h"
+#include "log.h"
+#include "report.h"
+#include "sysfs.h"
+#include "util.h"
+
+extern char **environ;
+
+enum {
+        EXIT_WRITE_FAILED = 1,
+        EXIT_CONFIG_ERROR = 2,
+        EXIT_NO_SUCH_DISK = 3,
+        EXIT_USAGE = 64,
+};
+
+static struct {
+        bool dry_run, check_config, json, all, verbose, quiet;
+        const char *root, *config;
+        char **disks;
+} arg = { .root = "/" };
+
+static void help(void) {
+        printf("%s [OPTIONS...] (--all | DISK...)\n\n"
+               "Bring block devices to their I/O policy, writing only what differs.\n\n"
+               "  -h --help            Show this help\n"
+               "     --version         Show the version\n"
+               "  -a --all             Every disk (partitions are always left alone)\n"
+               "  -n --dry-run         Show what would be written; write nothing\n"
+               "     --check-config    Check the configuration and exit\n"
+               "     --json            Print JSON (one object per disk, one per line)\n"
+               "     --root=DIR        Use DIR as the root for /sys, /run/udev and /etc\n"
+               "     --config=FILE     Read FILE alone, not /etc/iosched.conf and drop-ins\n"
+               "  -v --verbose         Show the file:line of each value; log at debug level\n"
+               "  -q --quiet           Print nothing but errors\n\n"
+               "Exit status: 0 every disk is at its policy or has none; 1 a write failed;\n"
+               "2 a configuration file has errors (it was ignored); 3 no such disk or an invalid\n"
+               "name; 64 usage error. With several, the lowest non-zero status is returned.\n",
+               program_invocation_short_name);
+}
+
+static int parse_argv(int argc, char *argv[]) {
+        enum {
+                ARG_VERSION = 0x100,
+                ARG_CHECK_CONFIG,
+                ARG_JSON,
+                ARG_ROOT,
+                ARG_CONFIG,
+        };
+        static const struct option options[] = {
+                { "help", no_argument, NULL, 'h' },
+                { "version", no_argument, NULL, ARG_VERSION },
+                { "all", no_argument, NULL, 'a' },
+                { "dry-run", no_argument, NULL, 'n' },
+                { "check-config", no_argument, NULL, ARG_CHECK_CONFIG },
+                { "json", no_argument, NULL, ARG_JSON },
+                { "root", required_argument, NULL, ARG_ROOT },
+                { "config", required_argument, NULL, ARG_CONFIG },
+                { "verbose", no_argument, NULL, 'v' },
+                { "quiet", no_argument, NULL, 'q' },
+                {}
+        };
+        int c;
+
+        while ((c = getopt_long(argc, argv, "hanvq", options, NULL)) >= 0)
+                switch (c) {
+                case 'h':
+                        help();
+                        return 0;
+                case ARG_VERSION:
+                        puts("iosched " IOSCHED_VERSION);
+                        return 0;
+                case 'a':
+                        arg.all = true;
+                        break;
+                case 'n':
+                        arg.dry_run = true;
+                        break;
+                case ARG_CHECK_CONFIG:
+                        arg.check_config = true;
+                        break;
+                case ARG_JSON:
+                        arg.json = true;
+                        break;
+                case ARG_ROOT:
+                        arg.root = optarg;
+                        break;
+                case ARG_CONFIG:
+                        arg.config = optarg;
+                        break;
+                case 'v':
+                        arg.verbose = true;
+                        break;
+                case 'q':
+                        arg.quiet = true;
+                        break;
+                default:
+                        return -EINVAL;
+                }
+
+        arg.disks = argv + optind;
+        if (!arg.check_config && !arg.all && !*arg.disks) {
+                log_error("Give --all or at least one disk; see --help.");
+                return -EINVAL;
+        }
+        if (arg.all && *arg.disks) {
+                log_error("--all and disk names are mutually exclusive.");
+                return -EINVAL;
+        }
+        return 1;
+}
+
+/* Under udev the event's properties are in our environment: they are fresher than udev's
+ * database, which is written only after the rules ran. */
+static bool udev_event_is_for(const char *disk) {
+        const char *devpath = getenv("DEVPATH"), *base;
+
+        if (!devpath || !getenv("ACTION") || !getenv("SUBSYSTEM"))
+                return false;
+        base = strrchr(devpath, '/');
+        return base && streq(base + 1, disk);
+}
+
+static int apply_one(Sysfs *s, const Policy *policy, const char *name, ApplyStats *stats) {
+        _cleanup_(disk_freep) Disk *d = NULL;
+        _cleanup_(resolved_freep) Resolved *res = NULL;
+        _cleanup_(plan_freep) Plan *report = NULL;
+        const char *n = startswith(name, "/dev/") ?: name;
+        int r;
+
+        if (!disk_name_is_valid(n)) {
+                log_error("Invalid disk name \"%s\".", name);
+                return -EINVAL;
+        }
+
+        r = sysfs_load_disk(s, n, udev_event_is_for(n) ? environ : NULL, &d);
+        if (r == -ENODEV || r == -ENOENT) {
+                if (udev_event_is_for(n)) {
+                        log_debug("%s: gone before it could be read.", n);
+                        return 0;
+                }
+                log_error("No such disk \"%s\".", n);
+                return -ENODEV;
+        }
+        if (r < 0)
+                return log_error_errno(r, "%s: cannot read the disk: %m", n);
+
+        if (d->partition) {
+                if (!arg.quiet && !arg.json)
+                        printf("%s: partition, left alone (policy applies to whole disks)\n", n);
+                return 0;
+        }
+
+        r = policy_resolve(policy, d, &res);
+        if (r < 0)
+                return log_oom();
+        r = apply_disk(s, d, res, arg.dry_run ? APPLY_DRY_RUN : 0, &report, stats);
+        if (r < 0)
+                return log_oom();
+
+        for (size_t i = 0; i < report->n_actions; i++) {
+                const Action *a = &report->actions[i];
+
+                if (a->outcome == OUTCOME_WRITTEN)
+                        log_info("%s: %s %s -> %s (rule %s, %s:%u)", n, a->key, strna(a->current),
+                                 strna(a->result ?: a->write), a->rule, a->file, a->line);
+                else if (a->outcome == OUTCOME_FAILED)
+                        log_warning("%s: %s: %s (rule %s, %s:%u)", n, a->key, a->reason, a->rule,
+                                    a->file, a->line);
+                else if (a->outcome == OUTCOME_GONE)
+                        log_debug("%s: went away while %s was being set.", n, a->key);
+        }
+
+        if (arg.json) {
+                report_print_json(stdout, d, report, res->n_rules == 0 ? "no rule matches" : NULL);
+                fputc('\n', stdout);
+        } else if (!arg.quiet)
+                report_print_text(stdout, d, report, arg.verbose);
+        return 0;
+}
+
+int main(int argc, char *argv[]) {
+        _cleanup_(policy_freep) Policy *policy = NULL;
+        _cleanup_(strv_freep) char **errors = NULL, **all = NULL;
+        _cleanup_(sysfs_freep) Sysfs *s = NULL;
+        ApplyStats stats = {};
+        bool no_disk = false;
+        int r;
+
+        log_set_prefix("iosched-apply");
+        if (getenv("ACTION") && getenv("SEQNUM") && !isatty(STDERR_FILENO)) {
+                /* Run by udevd: our stderr is only in udevd's debug log. */
+                log_set_target(LOG_TARGET_SYSLOG);
+                arg.quiet = true;
+        }
+
+        r = parse_argv(argc, argv);
+        if (r <= 0)
+                return r < 0 ? EXIT_USAGE : 0;
+        if (arg.verbose)
+                log_set_max_level(LOG_DEBUG);
+        else if (!arg.quiet && isatty(STDOUT_FILENO))
+                /* The report on stdout already says what changed. */
+                log_set_max_level(LOG_WARNING);
+
+        r = conf_load(arg.root, arg.config, &policy, &errors);
+        if (r < 0)
+                return log_oom(), EXIT_FAILURE;
+        for (char **e = errors; *e; e++)
+                log_error("%s", *e);
+
+        if (arg.check_config) {
+                if (!arg.quiet)
+                        printf("%zu file(s), %zu rule(s), %zu error(s)\n", strv_length(policy->files),
+                               policy->n_rules, strv_length(errors));
+                return strv_isempty(errors) ? 0 : EXIT_CONFIG_ERROR;
+        }
+
+        r = sysfs_new(arg.root, &s);
+        if (r < 0) {
+                log_error_errno(r, "Cannot open root %s: %m", arg.root);
+                return EXIT_FAILURE;
+        }
+
+        if (arg.all) {
+                r = sysfs_list_disks(s, &all);
+                if (r < 0) {
+                        log_error_errno(r, "Cannot list disks: %m");
+                        return EXIT_FAILURE;
+                }
+                arg.disks = all;
+        }
+
+        for (char **d = arg.disks; *d; d++) {
+                r = apply_one(s, policy, *d, &stats);
+                if (r == -ENOMEM)
+                        return EXIT_FAILURE;
+                if (r < 0)
+                        no_disk = true;
+        }
+
+        if (!arg.quiet && !arg.json) {
+                if (arg.dry_run)
+                        printf("%u would change, %u already right, %u not applicable "
+                               "(dry run: nothing written)\n",
+                               stats.would_write, stats.skipped, stats.unsupported);
+                else
+                        printf("%u changed, %u already right, %u failed, %u not applicable\n",
+                               stats.written, stats.skipped, stats.failed, stats.unsupported);
+        }
+
+        if (stats.failed > 0)
+                return EXIT_WRITE_FAILED;
+        if (!strv_isempty(errors))
+                return EXIT_CONFIG_ERROR;
+        if (no_disk)
+                return EXIT_NO_SUCH_DISK;
+        return 0;
+}
