@@ -62,7 +62,18 @@ typedef struct Tunable {
         AttrState state;
 } Tunable;
 
+/* What to read of a disk: iosched-apply reads only what its policy can use. */
+typedef struct DiskLoad {
+        bool identity;          /* model, vendor, serial, wwn: udev's database, then sysfs */
+        bool queues;            /* count the hardware queues */
+        bool details;           /* size, max_hw_sectors_kb */
+        uint32_t attrs;         /* one bit per AttrId; ATTR_IOSCHED reads the tunables */
+} DiskLoad;
+
+#define DISK_LOAD_ALL ((DiskLoad) { .identity = true, .queues = true, .details = true, .attrs = UINT32_MAX })
+
 typedef struct Disk {
+        DiskLoad load;
         char *name;
         char *devnum;           /* "MAJ:MIN" */
         char *devpath;          /* below /sys, resolved */

@@ -421,3 +421,30 @@ int policy_resolve(const Policy *p, const Disk *d, Resolved **ret) {
         *ret = TAKE_PTR(res);
         return 0;
 }
+
+void policy_disk_load(const Policy *p, DiskLoad *ret) {
+        DiskLoad l = {};
+
+        for (size_t i = 0; i < p->n_rules; i++) {
+                const Rule *r = p->rules[i];
+
+                for (size_t j = 0; j < r->n_matches; j++)
+                        switch (r->matches[j].field) {
+                        case MATCH_MODEL:
+                        case MATCH_VENDOR:
+                        case MATCH_SERIAL:
+                        case MATCH_WWN:
+                        case MATCH_TRANSPORT:   /* SCSI disks: udev's ID_BUS tells the bus */
+                                l.identity = true;
+                                break;
+                        case MATCH_QUEUES:
+                                l.queues = true;
+                                break;
+                        default:
+                                break;
+                        }
+                for (size_t j = 0; j < r->n_settings; j++)
+                        l.attrs |= 1u << r->settings[j].attr->id;
+        }
+        *ret = l;
+}

@@ -117,3 +117,10 @@ int policy_resolve(const Policy *p, const Disk *d, Resolved **ret);
 Resolved *resolved_free(Resolved *r);
 DEFINE_TRIVIAL_CLEANUP_FUNC(Resolved *, resolved_free);
 const ResolvedSetting *resolved_find(const Resolved *r, AttrId id, const char *tunable);
+
+/**
+ * policy_disk_load() - what of a disk this policy can look at
+ * @p: the policy
+ * @ret: the identity fields its matches use and the attributes its rules set
+ */
+void policy_disk_load(const Policy *p, DiskLoad *ret);

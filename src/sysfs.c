@@ -88,18 +88,30 @@ static int setting_relpath(const AttrInfo *a, const char *tunable, char *buf, si
 }
 
 static int read_disk_file(Sysfs *s, const char *disk, const char *rel, char **ret) {
-        _cleanup_(freep) char *text = NULL;
-        char path[PATH_MAX];
+        _cleanup_(closep) int fd = -1;
+        char path[PATH_MAX], buf[SYSFS_VALUE_MAX + 1];
+        char *text;
+        ssize_t k;
         int r;
 
         r = disk_path(disk, rel, path, sizeof(path));
         if (r < 0)
                 return r;
-        r = read_file_bounded(s->root_fd, path, SYSFS_VALUE_MAX, &text, NULL);
-        if (r < 0)
-                return r;
-        strstrip_inplace(text);
-        *ret = TAKE_PTR(text);
+        fd = openat(s->root_fd, path, O_RDONLY | O_CLOEXEC | O_NOCTTY);
+        if (fd < 0)
+                return -errno;
+        /* A sysfs attribute is at most a page and comes whole in one read(2): no second read
+         * for the end of file (syscalls are what a udev helper spends its time on). */
+        do
+                k = read(fd, buf, sizeof(buf) - 1);
+        while (k < 0 && errno == EINTR);
+        if (k < 0)
+                return -errno;
+        buf[k] = 0;
+        text = strdup(buf);
+        if (!text)
+                return -ENOMEM;
+        *ret = strstrip_inplace(text);
         return 0;
 }
 
@@ -306,13 +318,13 @@ static int find_loadable_schedulers(Sysfs *s, Disk *d) {
                 { "bfq", "bfq" },
         };
         static const char *const suffixes[] = { ".ko", ".ko.xz", ".ko.zst", ".ko.gz" };
-        struct utsname u;
+        struct utsname u = {};
 
-        if (uname(&u) < 0)
-                return -errno;
         for (size_t i = 0; i < ELEMENTSOF(modules); i++) {
                 if (strv_contains(d->schedulers, modules[i].name))
                         continue;
+                if (!u.release[0] && uname(&u) < 0)
+                        return -errno;
                 for (size_t j = 0; j < ELEMENTSOF(suffixes); j++) {
                         char path[PATH_MAX];
                         int r;
@@ -385,7 +397,8 @@ int sysfs_reload_settings(Sysfs *s, Disk *d) {
         AttrState sched = {};
         int r;
 
-        /* The scheduler line also carries the list of schedulers: parse it fully here. */
+        /* The scheduler is always read: the guards depend on it. Its line also carries the
+         * list of schedulers: parse it fully here. */
         r = sysfs_read_setting(s, d->name, attr_get(ATTR_SCHEDULER), NULL, &sched);
         d->scheduler = mfree(d->scheduler);
         d->schedulers = strv_free(d->schedulers);
@@ -407,14 +420,16 @@ int sysfs_reload_settings(Sysfs *s, Disk *d) {
         d->attrs[ATTR_SCHEDULER] = sched;
 
         for (AttrId id = 0; id < _ATTR_MAX; id++) {
-                if (id == ATTR_SCHEDULER || id == ATTR_IOSCHED)
+                if (id == ATTR_SCHEDULER || id == ATTR_IOSCHED || !(d->load.attrs & (1u << id)))
                         continue;
                 (void) sysfs_read_setting(s, d->name, attr_get(id), NULL, &d->attrs[id]);
         }
 
-        r = load_tunables(s, d);
-        if (r < 0)
-                return r;
+        if (d->load.attrs & (1u << ATTR_IOSCHED)) {
+                r = load_tunables(s, d);
+                if (r < 0)
+                        return r;
+        }
 
         /* The disk may have gone away while we read: tell the caller rather than planning on
          * a half-read disk. */
@@ -430,7 +445,8 @@ int sysfs_reload_settings(Sysfs *s, Disk *d) {
         return 0;
 }
 
-int sysfs_load_disk(Sysfs *s, const char *name, char * const *udev_props, Disk **ret) {
+int sysfs_load_disk(Sysfs *s, const char *name, char * const *udev_props, const DiskLoad *what,
+                    Disk **ret) {
         _cleanup_(disk_freep) Disk *d = NULL;
         _cleanup_(strv_freep) char **db_props = NULL;
         char * const *props = udev_props;
@@ -446,6 +462,7 @@ int sysfs_load_disk(Sysfs *s, const char *name, char * const *udev_props, Disk *
         d = disk_new(name);
         if (!d)
                 return -ENOMEM;
+        d->load = what ? *what : DISK_LOAD_ALL;
 
         r = read_disk_file(s, name, "dev", &d->devnum);
         if (r < 0)
@@ -470,7 +487,7 @@ int sysfs_load_disk(Sysfs *s, const char *name, char * const *udev_props, Disk *
                 return r;
         d->partition = faccessat(s->root_fd, path, F_OK, 0) >= 0;
 
-        if (!props) {
+        if (!props && d->load.identity) {
                 _cleanup_(freep) char *text = NULL;
                 unsigned maj, min;
 
@@ -485,29 +502,39 @@ int sysfs_load_disk(Sysfs *s, const char *name, char * const *udev_props, Disk *
                 props = db_props;
         }
 
-        r = dup_prop(&d->model, props, "ID_MODEL", NULL);
-        if (r >= 0)
-                r = dup_prop(&d->vendor, props, "ID_VENDOR", NULL);
-        if (r >= 0)
-                r = dup_prop(&d->serial, props, "ID_SERIAL_SHORT", "ID_SERIAL");
-        if (r >= 0)
-                r = dup_prop(&d->wwn, props, "ID_WWN_WITH_EXTENSION", "ID_WWN");
-        if (r >= 0)
-                r = read_optional(s, name, "device/model", &d->model_sysfs);
-        if (r >= 0)
-                r = read_optional(s, name, "device/vendor", &d->vendor_sysfs);
-        if (r >= 0 && !d->serial)
-                r = read_optional(s, name, "device/serial", &d->serial);
-        if (r >= 0 && !d->wwn)
-                r = read_optional(s, name, "wwid", &d->wwn);
-        if (r >= 0 && !d->wwn)
-                r = read_optional(s, name, "device/wwid", &d->wwn);
-        if (r < 0)
-                return r;
-        if (!d->model && d->model_sysfs && free_and_strdup(&d->model, d->model_sysfs) < 0)
-                return -ENOMEM;
-        if (!d->vendor && d->vendor_sysfs && free_and_strdup(&d->vendor, d->vendor_sysfs) < 0)
-                return -ENOMEM;
+        if (d->load.identity) {
+                bool has_device;
+
+                r = disk_path(name, "device", path, sizeof(path));
+                if (r < 0)
+                        return r;
+                /* Virtual disks (loop, zram, dm, ...) have no device: spare the reads. */
+                has_device = faccessat(s->root_fd, path, F_OK, 0) >= 0;
+
+                r = dup_prop(&d->model, props, "ID_MODEL", NULL);
+                if (r >= 0)
+                        r = dup_prop(&d->vendor, props, "ID_VENDOR", NULL);
+                if (r >= 0)
+                        r = dup_prop(&d->serial, props, "ID_SERIAL_SHORT", "ID_SERIAL");
+                if (r >= 0)
+                        r = dup_prop(&d->wwn, props, "ID_WWN_WITH_EXTENSION", "ID_WWN");
+                if (r >= 0 && has_device)
+                        r = read_optional(s, name, "device/model", &d->model_sysfs);
+                if (r >= 0 && has_device)
+                        r = read_optional(s, name, "device/vendor", &d->vendor_sysfs);
+                if (r >= 0 && has_device && !d->serial)
+                        r = read_optional(s, name, "device/serial", &d->serial);
+                if (r >= 0 && has_device && !d->wwn)
+                        r = read_optional(s, name, "wwid", &d->wwn);
+                if (r >= 0 && has_device && !d->wwn)
+                        r = read_optional(s, name, "device/wwid", &d->wwn);
+                if (r < 0)
+                        return r;
+                if (!d->model && d->model_sysfs && free_and_strdup(&d->model, d->model_sysfs) < 0)
+                        return -ENOMEM;
+                if (!d->vendor && d->vendor_sysfs && free_and_strdup(&d->vendor, d->vendor_sysfs) < 0)
+                        return -ENOMEM;
+        }
 
         id_bus = props_get(props, "ID_BUS");
         d->transport = transport_classify(name, d->devpath, id_bus);
@@ -516,17 +543,20 @@ int sysfs_load_disk(Sysfs *s, const char *name, char * const *udev_props, Disk *
                 d->rotational = v != 0;
         if (read_disk_number(s, name, "removable", &v) >= 0)
                 d->removable = v != 0;
-        if (read_disk_number(s, name, "size", &v) >= 0 && v >= 0)
-                d->size_bytes = (uint64_t) v * 512;
-        if (read_disk_number(s, name, "queue/max_hw_sectors_kb", &v) >= 0)
-                d->max_hw_sectors_kb = v;
+        if (d->load.details || (d->load.attrs & (1u << ATTR_MAX_SECTORS_KB))) {
+                if (read_disk_number(s, name, "size", &v) >= 0 && v >= 0)
+                        d->size_bytes = (uint64_t) v * 512;
+                if (read_disk_number(s, name, "queue/max_hw_sectors_kb", &v) >= 0)
+                        d->max_hw_sectors_kb = v;
+        }
         {
                 _cleanup_(freep) char *z = NULL;
 
                 if (read_disk_file(s, name, "queue/zoned", &z) >= 0 && zoned_from_string(z) >= 0)
                         d->zoned = zoned_from_string(z);
         }
-        d->nr_hw_queues = count_hw_queues(s, name);
+        if (d->load.queues)
+                d->nr_hw_queues = count_hw_queues(s, name);
 
         if (!d->partition) {
                 r = sysfs_reload_settings(s, d);

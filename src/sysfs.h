@@ -36,14 +36,16 @@ int sysfs_list_disks(Sysfs *s, char ***ret);
  * @name: kernel name; validated
  * @udev_props: "KEY=value" strings from udev (the environment of a udev RUN program or a
  *              libudev device), or NULL to read udev's database for the disk
+ * @what: what to read; NULL for everything
  * @ret: the disk
  *
  * Return: 0; -EINVAL for an invalid name; -ENOENT/-ENODEV when there is no such disk.
  */
-int sysfs_load_disk(Sysfs *s, const char *name, char * const *udev_props, Disk **ret);
+int sysfs_load_disk(Sysfs *s, const char *name, char * const *udev_props, const DiskLoad *what,
+                    Disk **ret);
 
 /**
- * sysfs_reload_settings() - read the current settings of a loaded disk again
+ * sysfs_reload_settings() - read the current settings of a loaded disk again (those of d->load)
  * Return: 0, or -ENOENT/-ENODEV when the disk went away.
  */
 int sysfs_reload_settings(Sysfs *s, Disk *d);

@@ -134,14 +134,19 @@ static int apply_one(Sysfs *s, const Policy *policy, const char *name, ApplyStat
         _cleanup_(resolved_freep) Resolved *res = NULL;
         _cleanup_(plan_freep) Plan *report = NULL;
         const char *n = startswith(name, "/dev/") ?: name;
+        DiskLoad load = DISK_LOAD_ALL;
         int r;
+
+        /* Read only what the policy can use, unless a person wants to see everything. */
+        if (!arg.verbose && !arg.json)
+                policy_disk_load(policy, &load);
 
         if (!disk_name_is_valid(n)) {
                 log_error("Invalid disk name \"%s\".", name);
                 return -EINVAL;
         }
 
-        r = sysfs_load_disk(s, n, udev_event_is_for(n) ? environ : NULL, &d);
+        r = sysfs_load_disk(s, n, udev_event_is_for(n) ? environ : NULL, &load, &d);
         if (r == -ENODEV || r == -ENOENT) {
                 if (udev_event_is_for(n)) {
                         log_debug("%s: gone before it could be read.", n);
