@@ -26,6 +26,8 @@ typedef struct Parser {
         unsigned line;          /* of the line last handed to inih */
         unsigned section_line;  /* of the last "[...]" header handed to inih */
         unsigned handled_section_line;
+        unsigned bad_section_line;      /* a header already reported: its keys are ignored */
+        bool rule_failed;               /* the current rule had an error: report no more of it */
         Rule *rule;             /* the rule of the current section */
         Policy *staged;
         char ***errors;
@@ -82,14 +84,20 @@ static char *parser_reader(char *str, int num, void *userdata) {
         if (len > 0 && *start == '[') {
                 const char *end = memchr(start, ']', len);
 
-                /* inih keeps 49 characters of a section name and drops the rest silently. */
-                if (end && end - start - 1 > 49) {
-                        parser_error(p, p->line, "section header longer than 49 characters");
-                        str[0] = '\n';
-                        str[1] = 0;
-                        return str;
-                }
                 p->section_line = p->line;
+                if (!end || end - start - 1 > 49) {
+                        /* inih keeps 49 characters of a section name and drops the rest
+                         * silently. Report the header once; its keys are ignored. */
+                        parser_error(p, p->line, !end ? "syntax error: \"[\" without \"]\""
+                                                      : "section header longer than 49 characters");
+                        p->bad_section_line = p->line;
+                        strcpy(str, "[]\n");
+                }
+        } else if (len > 0 && !strchr(";#", *start) && !memchr(start, '=', len) &&
+                   !memchr(start, ':', len)) {
+                parser_error(p, p->line, "syntax error (expected [rule NAME] or KEY = VALUE)");
+                str[0] = '\n';
+                str[1] = 0;
         }
         return str;
 }
@@ -99,6 +107,10 @@ static int parser_finish_rule(Parser *p) {
 
         if (!r)
                 return 0;
+        if (p->rule_failed) {
+                rule_free(r);
+                return 0;
+        }
         if (r->n_matches == 0) {
                 parser_error(p, r->line,
                              "[rule %s] has no match.* key; use match.name=* to match every disk",
@@ -118,12 +130,18 @@ static int parser_handler(void *userdata, const char *section, const char *name,
         if (p->oom)
                 return 0;
 
+        if (p->section_line != 0 && p->section_line == p->bad_section_line)
+                return 0;       /* the header was reported already */
+
         if (p->section_line != p->handled_section_line || !p->rule) {
+                if (p->section_line == p->handled_section_line && p->section_line != 0)
+                        return 0;       /* the section itself was bad; reported once */
                 p->handled_section_line = p->section_line;
                 if (parser_finish_rule(p) < 0) {
                         p->oom = -ENOMEM;
                         return 0;
                 }
+                p->rule_failed = false;
                 if (p->section_line == 0) {
                         parser_error(p, line, "key \"%s\" outside of a [rule NAME] section", name);
                         return 0;
@@ -154,13 +172,12 @@ static int parser_handler(void *userdata, const char *section, const char *name,
                         return 0;
                 }
         }
-        if (!p->rule)
-                return 0;       /* the section itself was bad; reported once */
-
         if (startswith(name, MATCH_KEY_PREFIX))
                 r = rule_add_match(p->rule, name, value, line, &error);
         else
                 r = rule_add_setting(p->rule, name, value, line, &error);
+        if (r < 0)
+                p->rule_failed = true;
         switch (r) {
         case 0:
                 return 1;

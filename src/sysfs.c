@@ -15,8 +15,9 @@
 struct Sysfs {
         char *root;
         int root_fd;
+        SysfsReadHook read_hook;
         SysfsWriteHook write_hook;
-        void *write_hook_userdata;
+        void *hook_userdata;
         unsigned long n_writes;
 };
 
@@ -51,9 +52,10 @@ const char *sysfs_get_root(const Sysfs *s) {
         return s->root;
 }
 
-void sysfs_set_write_hook(Sysfs *s, SysfsWriteHook hook, void *userdata) {
-        s->write_hook = hook;
-        s->write_hook_userdata = userdata;
+void sysfs_set_hooks(Sysfs *s, SysfsReadHook read_hook, SysfsWriteHook write_hook, void *userdata) {
+        s->read_hook = read_hook;
+        s->write_hook = write_hook;
+        s->hook_userdata = userdata;
 }
 
 unsigned long sysfs_get_n_writes(const Sysfs *s) {
@@ -97,6 +99,11 @@ static int read_disk_file(Sysfs *s, const char *disk, const char *rel, char **re
         r = disk_path(disk, rel, path, sizeof(path));
         if (r < 0)
                 return r;
+        if (s->read_hook) {
+                r = s->read_hook(s, disk, rel, s->hook_userdata);
+                if (r < 0)
+                        return r;
+        }
         fd = openat(s->root_fd, path, O_RDONLY | O_CLOEXEC | O_NOCTTY);
         if (fd < 0)
                 return -errno;
@@ -179,7 +186,7 @@ int sysfs_write_setting(Sysfs *s, const char *disk, const AttrInfo *a, const cha
 
         s->n_writes++;
         if (s->write_hook)
-                return s->write_hook(s, fd, disk, rel, value, s->write_hook_userdata);
+                return s->write_hook(s, fd, disk, rel, value, s->hook_userdata);
 
         k = write(fd, value, len);
         if (k < 0)

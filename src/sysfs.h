@@ -12,16 +12,19 @@
  */
 typedef struct Sysfs Sysfs;
 
-/* Called instead of write(2) when set: tests use it to emulate the kernel on a fake tree. */
+/* Tests emulate the kernel on a fake tree with these. The write hook is called instead of
+ * write(2) on the opened file; the read hook before a disk file is read, and a negative errno
+ * it returns is the read's result. */
 typedef int (*SysfsWriteHook)(Sysfs *s, int fd, const char *disk, const char *relpath,
                               const char *value, void *userdata);
+typedef int (*SysfsReadHook)(Sysfs *s, const char *disk, const char *relpath, void *userdata);
 
 int sysfs_new(const char *root, Sysfs **ret);
 Sysfs *sysfs_free(Sysfs *s);
 DEFINE_TRIVIAL_CLEANUP_FUNC(Sysfs *, sysfs_free);
 
 const char *sysfs_get_root(const Sysfs *s);
-void sysfs_set_write_hook(Sysfs *s, SysfsWriteHook hook, void *userdata);
+void sysfs_set_hooks(Sysfs *s, SysfsReadHook read_hook, SysfsWriteHook write_hook, void *userdata);
 unsigned long sysfs_get_n_writes(const Sysfs *s);
 
 /**

@@ -1,0 +1,291 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+#include <fcntl.h>
+#include <ftw.h>
+#include <limits.h>
+#include <stdio.h>
+#include <sys/stat.h>
+
+#include "fake-kernel.h"
+#include "util.h"
+
+static int mkdir_p(const char *path) {
+        char buf[PATH_MAX];
+
+        snprintf(buf, sizeof(buf), "%s", path);
+        for (char *p = buf + 1; *p; p++)
+                if (*p == '/') {
+                        *p = 0;
+                        if (mkdir(buf, 0755) < 0 && errno != EEXIST)
+                                return -errno;
+                        *p = '/';
+                }
+        if (mkdir(buf, 0755) < 0 && errno != EEXIST)
+                return -errno;
+        return 0;
+}
+
+int fake_write(FakeKernel *k, const char *path, const char *content) {
+        char full[PATH_MAX], dir[PATH_MAX];
+        FILE *f;
+
+        snprintf(full, sizeof(full), "%s/%s", k->root, path);
+        snprintf(dir, sizeof(dir), "%s", full);
+        *strrchr(dir, '/') = 0;
+        if (mkdir_p(dir) < 0)
+                return -errno;
+        f = fopen(full, "we");
+        if (!f)
+                return -errno;
+        fprintf(f, "%s\n", content);
+        fclose(f);
+        return 0;
+}
+
+char *fake_read(FakeKernel *k, const char *path) {
+        char full[PATH_MAX];
+        char *text = NULL;
+
+        snprintf(full, sizeof(full), "%s/%s", k->root, path);
+        if (read_file_bounded(AT_FDCWD, full, 1 << 16, &text, NULL) < 0)
+                return NULL;
+        return strstrip_inplace(text);
+}
+
+static int rm_cb(const char *path, const struct stat *st, int flag, struct FTW *ftw) {
+        return remove(path);
+}
+
+FakeKernel *fake_kernel_new(void) {
+        FakeKernel *k = calloc(1, sizeof(FakeKernel));
+        char tmpl[] = "/tmp/iosched-test-XXXXXX";
+
+        if (!k || !mkdtemp(tmpl)) {
+                free(k);
+                return NULL;
+        }
+        k->root = strdup(tmpl);
+        return k;
+}
+
+void fake_kernel_free(FakeKernel *k) {
+        if (!k)
+                return;
+        if (k->root)
+                nftw(k->root, rm_cb, 16, FTW_DEPTH | FTW_PHYS);
+        free(k->root);
+        free(k->vanish_disk);
+        free(k);
+}
+
+static const struct {
+        const char *scheduler, *name, *value;
+} tunable_defaults[] = {
+        { "mq-deadline", "read_expire", "500" },
+        { "mq-deadline", "write_expire", "5000" },
+        { "mq-deadline", "writes_starved", "2" },
+        { "mq-deadline", "front_merges", "1" },
+        { "mq-deadline", "fifo_batch", "16" },
+        { "mq-deadline", "async_depth", "48" },
+        { "mq-deadline", "prio_aging_expire", "10000" },
+        { "kyber", "read_lat_nsec", "2000000" },
+        { "kyber", "write_lat_nsec", "10000000" },
+        { "bfq", "low_latency", "1" },
+        { "bfq", "slice_idle", "8" },
+        { "bfq", "slice_idle_us", "8000" },
+        { "bfq", "back_seek_max", "16384" },
+        { "bfq", "strict_guarantees", "0" },
+};
+
+static void set_tunables(FakeKernel *k, const char *disk, const char *scheduler) {
+        char path[PATH_MAX];
+
+        snprintf(path, sizeof(path), "rm -rf '%s/sys/class/block/%s/queue/iosched'", k->root, disk);
+        if (system(path) != 0)
+                return;
+        for (size_t i = 0; i < ELEMENTSOF(tunable_defaults); i++) {
+                if (!scheduler || !streq(tunable_defaults[i].scheduler, scheduler))
+                        continue;
+                snprintf(path, sizeof(path), "sys/class/block/%s/queue/iosched/%s", disk,
+                         tunable_defaults[i].name);
+                fake_write(k, path, tunable_defaults[i].value);
+        }
+}
+
+static void disk_file(char *buf, size_t size, const char *disk, const char *rel) {
+        snprintf(buf, size, "sys/class/block/%s/%s", disk, rel);
+}
+
+int fake_disk_add(FakeKernel *k, const FakeDiskSpec *spec) {
+        const char *n = spec->name;
+        char p[PATH_MAX], line[256];
+        int rot = spec->rotational;
+
+        disk_file(p, sizeof(p), n, "dev");
+        fake_write(k, p, spec->devnum ?: "7:0");
+        disk_file(p, sizeof(p), n, "size");
+        fake_write(k, p, "131072");
+        disk_file(p, sizeof(p), n, "removable");
+        fake_write(k, p, spec->removable ? "1" : "0");
+        if (spec->partition) {
+                disk_file(p, sizeof(p), n, "partition");
+                fake_write(k, p, "1");
+                return 0;
+        }
+        if (spec->has_device) {
+                disk_file(p, sizeof(p), n, "device/model");
+                fake_write(k, p, spec->model ?: "Fake Disk");
+                disk_file(p, sizeof(p), n, "device/vendor");
+                fake_write(k, p, spec->vendor ?: "FAKE");
+                if (spec->serial) {
+                        disk_file(p, sizeof(p), n, "device/serial");
+                        fake_write(k, p, spec->serial);
+                }
+        }
+        disk_file(p, sizeof(p), n, "queue/rotational");
+        fake_write(k, p, rot ? "1" : "0");
+        disk_file(p, sizeof(p), n, "queue/zoned");
+        fake_write(k, p, spec->zoned ?: "none");
+        disk_file(p, sizeof(p), n, "queue/read_ahead_kb");
+        fake_write(k, p, "128");
+        disk_file(p, sizeof(p), n, "queue/max_sectors_kb");
+        fake_write(k, p, "1280");
+        disk_file(p, sizeof(p), n, "queue/max_hw_sectors_kb");
+        fake_write(k, p, "2048");
+        disk_file(p, sizeof(p), n, "queue/rq_affinity");
+        fake_write(k, p, "1");
+        disk_file(p, sizeof(p), n, "queue/nomerges");
+        fake_write(k, p, "0");
+        disk_file(p, sizeof(p), n, "queue/add_random");
+        fake_write(k, p, "0");
+        disk_file(p, sizeof(p), n, "queue/iostats");
+        fake_write(k, p, "1");
+        if (spec->no_scheduler_file)
+                return 0;
+
+        for (unsigned q = 0; q < (spec->queues ?: 1); q++) {
+                snprintf(line, sizeof(line), "mq/%u/nr_tags", q);
+                disk_file(p, sizeof(p), n, line);
+                fake_write(k, p, "256");
+        }
+        disk_file(p, sizeof(p), n, "queue/nr_requests");
+        fake_write(k, p, "256");
+        disk_file(p, sizeof(p), n, "queue/wbt_lat_usec");
+        fake_write(k, p, spec->wbt ?: (rot ? "75000" : "2000"));
+
+        disk_file(p, sizeof(p), n, "queue/scheduler");
+        if (!spec->scheduler)
+                fake_write(k, p, "none");
+        else {
+                _cleanup_(strv_freep) char **l = NULL;
+                char *o = line;
+
+                strv_split(spec->schedulers ?: "none mq-deadline kyber bfq", " ", &l);
+                line[0] = 0;
+                for (char **s = l; *s; s++)
+                        o += sprintf(o, streq(*s, spec->scheduler) ? "[%s] " : "%s ", *s);
+                fake_write(k, p, line);
+                set_tunables(k, n, spec->scheduler);
+        }
+        return 0;
+}
+
+int fake_disk_remove(FakeKernel *k, const char *name) {
+        char path[PATH_MAX];
+
+        snprintf(path, sizeof(path), "%s/sys/class/block/%s", k->root, name);
+        return nftw(path, rm_cb, 16, FTW_DEPTH | FTW_PHYS) < 0 ? -errno : 0;
+}
+
+static int write_file_fd(int fd, const char *value) {
+        if (ftruncate(fd, 0) < 0)
+                return -errno;
+        if (dprintf(fd, "%s\n", value) < 0)
+                return -EIO;
+        return 0;
+}
+
+static int fake_hook(Sysfs *s, int fd, const char *disk, const char *rel, const char *value,
+                     void *userdata) {
+        FakeKernel *k = userdata;
+        char p[PATH_MAX];
+        size_t l = strlen(k->log);
+
+        k->n_writes++;
+        snprintf(k->log + l, sizeof(k->log) - l, "%s:%s=%s\n", disk, rel, value);
+
+        if (k->busy > 0) {
+                k->busy--;
+                return -EBUSY;
+        }
+        if (k->vanish_after > 0 && --k->vanish_after == 0) {
+                fake_disk_remove(k, k->vanish_disk ?: disk);
+                return -ENODEV;
+        }
+
+        if (streq(rel, "queue/scheduler")) {
+                _cleanup_(freep) char *cur = NULL, *rotational = NULL, *text = NULL;
+                _cleanup_(strv_freep) char **avail = NULL;
+                const char *name = scheduler_canonical(value);
+                char line[256], *o = line;
+
+                disk_file(p, sizeof(p), disk, "queue/scheduler");
+                text = fake_read(k, p);
+                if (!text || scheduler_parse(text, &cur, &avail) < 0 || !strv_contains(avail, name))
+                        return -EINVAL;
+                line[0] = 0;
+                for (char **a = avail; *a; a++)
+                        o += sprintf(o, streq(*a, name) ? "[%s] " : "%s ", *a);
+                if (write_file_fd(fd, line) < 0)
+                        return -EIO;
+                set_tunables(k, disk, streq(name, "none") ? NULL : name);
+                disk_file(p, sizeof(p), disk, "queue/nr_requests");
+                fake_write(k, p, streq(name, "none") ? "256" : "64");
+                disk_file(p, sizeof(p), disk, "queue/rotational");
+                rotational = fake_read(k, p);
+                disk_file(p, sizeof(p), disk, "queue/wbt_lat_usec");
+                if (streq(name, "bfq"))
+                        fake_write(k, p, "0");
+                else if (cur && streq(cur, "bfq"))
+                        fake_write(k, p, rotational && streq(rotational, "1") ? "75000" : "2000");
+                return 0;
+        }
+
+        if (streq(rel, "queue/wbt_lat_usec")) {
+                _cleanup_(freep) char *rotational = NULL;
+                int64_t v;
+
+                if (safe_atoi64(value, -1, INT64_MAX, &v) < 0)
+                        return -EINVAL;
+                if (v == -1) {
+                        disk_file(p, sizeof(p), disk, "queue/rotational");
+                        rotational = fake_read(k, p);
+                        return write_file_fd(fd, rotational && streq(rotational, "1") ? "75000" : "2000");
+                }
+                return write_file_fd(fd, value);
+        }
+
+        {
+                int64_t v;
+
+                if (safe_atoi64(value, 0, INT64_MAX, &v) < 0)
+                        return -EINVAL;
+        }
+        return write_file_fd(fd, value);
+}
+
+/* wbt_lat_usec holding "EINVAL" reads like a queue whose wbt is not set up. */
+static int fake_read_hook(Sysfs *s, const char *disk, const char *rel, void *userdata) {
+        _cleanup_(freep) char *text = NULL;
+        FakeKernel *k = userdata;
+        char p[PATH_MAX];
+
+        if (!streq(rel, "queue/wbt_lat_usec"))
+                return 0;
+        disk_file(p, sizeof(p), disk, rel);
+        text = fake_read(k, p);
+        return text && streq(text, "EINVAL") ? -EINVAL : 0;
+}
+
+void fake_kernel_attach(FakeKernel *k, Sysfs *s) {
+        sysfs_set_hooks(s, fake_read_hook, fake_hook, k);
+}

@@ -1,0 +1,43 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+#pragma once
+
+/*
+ * A fake sysfs tree in a temporary directory, and a write hook for the Sysfs module that
+ * behaves like the block layer: a scheduler write puts the name in brackets, resets the
+ * tunables and nr_requests, and turns wbt off for bfq; unknown schedulers and bad numbers get
+ * EINVAL. Errors can be injected: EBUSY for the next N writes, or the disk vanishing.
+ */
+#include "sysfs.h"
+
+typedef struct FakeDiskSpec {
+        const char *name;
+        const char *devnum;             /* "7:0" */
+        const char *schedulers;         /* offered, e.g. "none mq-deadline kyber bfq" */
+        const char *scheduler;          /* current; NULL for a queue without elevator ("none" alone) */
+        bool no_scheduler_file;         /* bio-based */
+        bool partition;
+        int rotational;
+        int removable;
+        const char *zoned;              /* NULL = "none" */
+        unsigned queues;                /* mq/0..N-1 */
+        const char *wbt;                /* NULL = the default for rotational; "EINVAL" = not set up */
+        const char *model, *vendor, *serial;
+        bool has_device;                /* device/ with model, vendor, serial */
+} FakeDiskSpec;
+
+typedef struct FakeKernel {
+        char *root;
+        char log[8192];                 /* "disk:relpath=value\n" for every write, in order */
+        unsigned n_writes;
+        unsigned busy;                  /* fail this many writes with EBUSY */
+        int vanish_after;               /* > 0: remove the disk at that write and fail it */
+        char *vanish_disk;
+} FakeKernel;
+
+FakeKernel *fake_kernel_new(void);
+void fake_kernel_free(FakeKernel *k);
+int fake_disk_add(FakeKernel *k, const FakeDiskSpec *spec);
+int fake_disk_remove(FakeKernel *k, const char *name);
+int fake_write(FakeKernel *k, const char *path, const char *content);   /* path below root */
+char *fake_read(FakeKernel *k, const char *path);                      /* stripped, malloc'ed */
+void fake_kernel_attach(FakeKernel *k, Sysfs *s);

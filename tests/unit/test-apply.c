@@ -1,0 +1,298 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdio.h>
+#include <sys/utsname.h>
+#include <cmocka.h>
+
+#include "apply.h"
+#include "conf.h"
+#include "fake-kernel.h"
+#include "util.h"
+
+typedef struct Ctx {
+        FakeKernel *k;
+        Sysfs *s;
+        Policy *p;
+} Ctx;
+
+static void setup(Ctx *c, const FakeDiskSpec *spec, const char *settings) {
+        _cleanup_(strv_freep) char **errors = calloc(1, sizeof(char *));
+        char text[2048];
+
+        *c = (Ctx) {};
+        c->k = fake_kernel_new();
+        assert_non_null(c->k);
+        assert_int_equal(fake_disk_add(c->k, spec), 0);
+        assert_int_equal(sysfs_new(c->k->root, &c->s), 0);
+        fake_kernel_attach(c->k, c->s);
+        snprintf(text, sizeof(text), "[rule r]\nmatch.name = *\n%s\n", settings);
+        c->p = policy_new();
+        assert_int_equal(conf_parse_text(text, strlen(text), "apply.conf", c->p, &errors), 0);
+}
+
+static void teardown(Ctx *c) {
+        policy_free(c->p);
+        sysfs_free(c->s);
+        fake_kernel_free(c->k);
+}
+
+static Plan *run(Ctx *c, const char *disk, ApplyFlags flags, ApplyStats *stats) {
+        _cleanup_(disk_freep) Disk *d = NULL;
+        _cleanup_(resolved_freep) Resolved *r = NULL;
+        Plan *report = NULL;
+
+        assert_int_equal(sysfs_load_disk(c->s, disk, NULL, NULL, &d), 0);
+        assert_int_equal(policy_resolve(c->p, d, &r), 0);
+        assert_int_equal(apply_disk(c->s, d, r, flags, &report, stats), 0);
+        return report;
+}
+
+static const Action *find(const Plan *p, const char *key) {
+        for (size_t i = 0; i < p->n_actions; i++)
+                if (streq(p->actions[i].key, key))
+                        return &p->actions[i];
+        fail_msg("no %s in report", key);
+        return NULL;
+}
+
+static const FakeDiskSpec ssd = { .name = "sda", .devnum = "8:0", .scheduler = "none", .queues = 1 };
+
+#define FULL_POLICY                                     \
+        "scheduler = mq-deadline\n"                     \
+        "iosched.fifo_batch = 8\n"                      \
+        "iosched.read_expire = 250\n"                   \
+        "nr_requests = 32\n"                            \
+        "wbt_lat_usec = 3000\n"                         \
+        "read_ahead_kb = 512\n"                         \
+        "max_sectors_kb = 256\n"                        \
+        "rq_affinity = 2\n"                             \
+        "nomerges = 1\n"                                \
+        "add_random = 1\n"                              \
+        "iostats = 0\n"
+
+static void test_changes_in_order_then_nothing(void **state) {
+        ApplyStats st = {};
+        Plan *p;
+        Ctx c;
+
+        setup(&c, &ssd, FULL_POLICY);
+        p = run(&c, "sda", 0, &st);
+        /* one write per differing attribute, in the order that converges */
+        assert_string_equal(c.k->log,
+                "sda:queue/scheduler=mq-deadline\n"
+                "sda:queue/iosched/fifo_batch=8\n"
+                "sda:queue/iosched/read_expire=250\n"
+                "sda:queue/nr_requests=32\n"
+                "sda:queue/wbt_lat_usec=3000\n"
+                "sda:queue/read_ahead_kb=512\n"
+                "sda:queue/max_sectors_kb=256\n"
+                "sda:queue/rq_affinity=2\n"
+                "sda:queue/nomerges=1\n"
+                "sda:queue/add_random=1\n"
+                "sda:queue/iostats=0\n");
+        assert_int_equal(st.written, 11);
+        assert_int_equal(st.failed, 0);
+        for (size_t i = 0; i < p->n_actions; i++)
+                assert_int_equal(p->actions[i].outcome, OUTCOME_WRITTEN);
+        assert_string_equal(find(p, "nr_requests")->result, "32");
+        plan_free(p);
+
+        /* the same policy again: zero writes */
+        c.k->log[0] = 0;
+        c.k->n_writes = 0;
+        st = (ApplyStats) {};
+        p = run(&c, "sda", 0, &st);
+        assert_int_equal(c.k->n_writes, 0);
+        assert_int_equal(st.written, 0);
+        assert_int_equal(st.skipped, 11);
+        assert_int_equal(sysfs_get_n_writes(c.s), 11);
+        plan_free(p);
+        teardown(&c);
+}
+
+static void test_switch_resets_then_decides_again(void **state) {
+        FakeDiskSpec bfq = ssd;
+        ApplyStats st = {};
+        Plan *p;
+        Ctx c;
+
+        /* on bfq wbt reads 0; the switch to mq-deadline re-enables the default (2000); the
+         * policy's "default" is then already right: decided after the switch, not written */
+        bfq.scheduler = "bfq";
+        bfq.wbt = "0";
+        setup(&c, &bfq, "scheduler = mq-deadline\nwbt_lat_usec = default\nnr_requests = 64\n");
+        p = run(&c, "sda", 0, &st);
+        assert_string_equal(c.k->log, "sda:queue/scheduler=mq-deadline\n");
+        assert_int_equal(find(p, "wbt_lat_usec")->outcome, OUTCOME_SKIPPED);
+        /* the fake kernel resets nr_requests to 64 on a switch to mq-deadline */
+        assert_int_equal(find(p, "nr_requests")->outcome, OUTCOME_SKIPPED);
+        assert_int_equal(st.written, 1);
+        plan_free(p);
+        teardown(&c);
+}
+
+static void test_busy_is_retried(void **state) {
+        ApplyStats st = {};
+        Plan *p;
+        Ctx c;
+
+        setup(&c, &ssd, "nr_requests = 32\n");
+        c.k->busy = 3;
+        p = run(&c, "sda", 0, &st);
+        assert_int_equal(c.k->n_writes, 4);
+        assert_int_equal(find(p, "nr_requests")->outcome, OUTCOME_WRITTEN);
+        assert_int_equal(st.written, 1);
+        plan_free(p);
+
+        /* a writer that never lets go: bounded, then a failure with the errno */
+        assert_int_equal(fake_write(c.k, "sys/class/block/sda/queue/nr_requests", "256"), 0);
+        c.k->busy = 1000;
+        c.k->n_writes = 0;
+        st = (ApplyStats) {};
+        p = run(&c, "sda", 0, &st);
+        assert_int_equal(c.k->n_writes, APPLY_BUSY_TRIES);
+        assert_int_equal(find(p, "nr_requests")->outcome, OUTCOME_FAILED);
+        assert_int_equal(find(p, "nr_requests")->error, -EBUSY);
+        assert_int_equal(st.failed, 1);
+        plan_free(p);
+        teardown(&c);
+}
+
+static void test_einval_falls_back(void **state) {
+        FakeDiskSpec spec = ssd;
+        struct utsname u;
+        char path[512];
+        ApplyStats st = {};
+        Plan *p;
+        Ctx c;
+
+        /* kyber looks loadable (a module file exists) but the kernel refuses it: the next
+         * scheduler of the list is tried */
+        spec.schedulers = "none mq-deadline bfq";
+        setup(&c, &spec, "scheduler = kyber bfq\n");
+        assert_int_equal(uname(&u), 0);
+        snprintf(path, sizeof(path), "lib/modules/%s/kernel/block/kyber-iosched.ko", u.release);
+        assert_int_equal(fake_write(c.k, path, ""), 0);
+        p = run(&c, "sda", 0, &st);
+        assert_string_equal(c.k->log, "sda:queue/scheduler=kyber\nsda:queue/scheduler=bfq\n");
+        assert_int_equal(find(p, "scheduler")->outcome, OUTCOME_WRITTEN);
+        assert_string_equal(find(p, "scheduler")->result, "bfq");
+        plan_free(p);
+        teardown(&c);
+
+        /* nothing of the list works: a clear failure */
+        setup(&c, &spec, "scheduler = kyber\n");
+        assert_int_equal(fake_write(c.k, path, ""), 0);
+        st = (ApplyStats) {};
+        p = run(&c, "sda", 0, &st);
+        assert_int_equal(find(p, "scheduler")->outcome, OUTCOME_FAILED);
+        assert_int_equal(find(p, "scheduler")->error, -EINVAL);
+        assert_non_null(strstr(find(p, "scheduler")->reason, "Invalid argument"));
+        plan_free(p);
+        teardown(&c);
+}
+
+static void test_vanishing_disk(void **state) {
+        ApplyStats st = {};
+        Plan *p;
+        Ctx c;
+
+        setup(&c, &ssd, "scheduler = mq-deadline\nnr_requests = 32\nread_ahead_kb = 64\n");
+        c.k->vanish_after = 2;  /* gone at the second write */
+        p = run(&c, "sda", 0, &st);
+        assert_int_equal(find(p, "scheduler")->outcome, OUTCOME_WRITTEN);
+        assert_int_equal(find(p, "nr_requests")->outcome, OUTCOME_GONE);
+        assert_int_equal(find(p, "read_ahead_kb")->outcome, OUTCOME_GONE);
+        assert_int_equal(st.failed, 0);
+        assert_int_equal(st.gone, 2);
+        assert_int_equal(c.k->n_writes, 2);
+        plan_free(p);
+        teardown(&c);
+}
+
+static int ignoring_hook(Sysfs *s, int fd, const char *disk, const char *rel, const char *value,
+                         void *userdata) {
+        return 0;       /* accepts every write and changes nothing */
+}
+
+static void test_write_not_confirmed(void **state) {
+        ApplyStats st = {};
+        Plan *p;
+        Ctx c;
+
+        setup(&c, &ssd, "nr_requests = 32\n");
+        sysfs_set_hooks(c.s, NULL, ignoring_hook, NULL);
+        p = run(&c, "sda", 0, &st);
+        assert_int_equal(find(p, "nr_requests")->outcome, OUTCOME_FAILED);
+        assert_non_null(strstr(find(p, "nr_requests")->reason, "reads back \"256\""));
+        assert_int_equal(st.failed, 1);
+        plan_free(p);
+        teardown(&c);
+}
+
+static void test_dry_run(void **state) {
+        ApplyStats st = {};
+        Plan *p;
+        Ctx c;
+
+        setup(&c, &ssd, FULL_POLICY);
+        p = run(&c, "sda", APPLY_DRY_RUN, &st);
+        assert_int_equal(sysfs_get_n_writes(c.s), 0);
+        assert_int_equal(st.would_write, 11);
+        assert_int_equal(find(p, "scheduler")->outcome, OUTCOME_DRY_RUN);
+        plan_free(p);
+        teardown(&c);
+}
+
+static void test_bad_names_never_reach_paths(void **state) {
+        static const char *const names[] = { "../sda", "sda/../../etc", "..", "", "a b" };
+        _cleanup_(sysfs_freep) Sysfs *s = NULL;
+        FakeKernel *k = fake_kernel_new();
+        Disk *d = NULL;
+
+        assert_int_equal(sysfs_new(k->root, &s), 0);
+        for (size_t i = 0; i < ELEMENTSOF(names); i++) {
+                assert_int_equal(sysfs_load_disk(s, names[i], NULL, NULL, &d), -EINVAL);
+                assert_int_equal(sysfs_write_setting(s, names[i], attr_get(ATTR_NR_REQUESTS), NULL, "1"), -EINVAL);
+        }
+        assert_int_equal(sysfs_write_setting(s, "sda", attr_get(ATTR_IOSCHED), "../../dev", "1"), -EINVAL);
+        assert_int_equal(sysfs_load_disk(s, "nonesuch", NULL, NULL, &d), -ENODEV);
+        assert_null(d);
+        fake_kernel_free(k);
+}
+
+static void test_list_disks(void **state) {
+        static const FakeDiskSpec a = { .name = "loop10", .scheduler = "none" };
+        static const FakeDiskSpec b = { .name = "loop2", .scheduler = "none" };
+        static const FakeDiskSpec pa = { .name = "loop2p1", .partition = true };
+        _cleanup_(sysfs_freep) Sysfs *s = NULL;
+        _cleanup_(strv_freep) char **l = NULL;
+        FakeKernel *k = fake_kernel_new();
+
+        fake_disk_add(k, &a);
+        fake_disk_add(k, &b);
+        fake_disk_add(k, &pa);
+        assert_int_equal(sysfs_new(k->root, &s), 0);
+        assert_int_equal(sysfs_list_disks(s, &l), 0);
+        assert_int_equal(strv_length(l), 2);
+        assert_string_equal(l[0], "loop2");
+        assert_string_equal(l[1], "loop10");
+        fake_kernel_free(k);
+}
+
+int main(void) {
+        const struct CMUnitTest tests[] = {
+                cmocka_unit_test(test_changes_in_order_then_nothing),
+                cmocka_unit_test(test_switch_resets_then_decides_again),
+                cmocka_unit_test(test_busy_is_retried),
+                cmocka_unit_test(test_einval_falls_back),
+                cmocka_unit_test(test_vanishing_disk),
+                cmocka_unit_test(test_write_not_confirmed),
+                cmocka_unit_test(test_dry_run),
+                cmocka_unit_test(test_bad_names_never_reach_paths),
+                cmocka_unit_test(test_list_disks),
+        };
+        return cmocka_run_group_tests(tests, NULL, NULL);
+}

@@ -1,0 +1,196 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <cmocka.h>
+
+#include "attr.h"
+#include "disk.h"
+#include "util.h"
+
+static void test_scheduler_parse(void **state) {
+        static const struct {
+                const char *text, *current;
+                size_t n;
+        } good[] = {
+                { "[none] mq-deadline kyber bfq ", "none", 4 },          /* 6.2+ */
+                { "none [mq-deadline] kyber bfq \n", "mq-deadline", 4 }, /* 7.x, with newline */
+                { "mq-deadline kyber [bfq] none", "bfq", 4 },            /* 6.1: none last */
+                { "[mq-deadline] none", "mq-deadline", 2 },
+                { "none", NULL, 1 },                                     /* no elevator support */
+                { "none\n", NULL, 1 },
+        };
+        static const char *const bad[] = {
+                "", " ", "\n", "[none] [bfq]", "mq-deadline kyber", "[]", "[none", "none]",
+                "[../x] none", "[a/b]", "[averyveryverylongschedulername]", "[none] b\x01",
+        };
+
+        for (size_t i = 0; i < ELEMENTSOF(good); i++) {
+                _cleanup_(freep) char *cur = NULL;
+                _cleanup_(strv_freep) char **avail = NULL;
+
+                assert_int_equal(scheduler_parse(good[i].text, &cur, &avail), 0);
+                if (good[i].current)
+                        assert_string_equal(cur, good[i].current);
+                else
+                        assert_null(cur);
+                assert_int_equal(strv_length(avail), good[i].n);
+        }
+        for (size_t i = 0; i < ELEMENTSOF(bad); i++) {
+                char *cur = (char *) 0x1;
+                char **avail = (char **) 0x1;
+
+                assert_int_equal(scheduler_parse(bad[i], &cur, &avail), -EINVAL);
+                /* ret_ parameters are never written on failure */
+                assert_ptr_equal(cur, (char *) 0x1);
+                assert_ptr_equal(avail, (char **) 0x1);
+        }
+}
+
+static void test_disk_name(void **state) {
+        static const char *const good[] = {
+                "sda", "nvme0n1", "dm-0", "loop12", "md127", "mmcblk0", "cciss!c0d0", "nbd0",
+                "ublkb3", "zram0", "vda", "sr0", "xvda", "a.b_c:d+e",
+        };
+        static const char *const bad[] = {
+                "", ".", "..", "../sda", "sda/queue", "/dev/sda", "a b", "sda\n", ".hidden",
+                "0123456789012345678901234567890123", "sda*", "sd?a", "s\\a", "x\x01",
+        };
+
+        for (size_t i = 0; i < ELEMENTSOF(good); i++)
+                assert_true(disk_name_is_valid(good[i]));
+        for (size_t i = 0; i < ELEMENTSOF(bad); i++)
+                assert_false(disk_name_is_valid(bad[i]));
+        assert_false(disk_name_is_valid(NULL));
+}
+
+static void test_transport(void **state) {
+        assert_int_equal(transport_classify("nvme0n1", NULL, NULL), TRANSPORT_NVME);
+        assert_int_equal(transport_classify("vda", NULL, NULL), TRANSPORT_VIRTIO);
+        assert_int_equal(transport_classify("xvdb", NULL, NULL), TRANSPORT_XEN);
+        assert_int_equal(transport_classify("loop7", NULL, NULL), TRANSPORT_LOOP);
+        assert_int_equal(transport_classify("zram0", NULL, NULL), TRANSPORT_ZRAM);
+        assert_int_equal(transport_classify("nbd3", NULL, NULL), TRANSPORT_NBD);
+        assert_int_equal(transport_classify("ublkb0", NULL, NULL), TRANSPORT_UBLK);
+        assert_int_equal(transport_classify("md127", NULL, NULL), TRANSPORT_MD);
+        assert_int_equal(transport_classify("dm-3", NULL, NULL), TRANSPORT_DM);
+        assert_int_equal(transport_classify("mmcblk0", NULL, NULL), TRANSPORT_MMC);
+        assert_int_equal(transport_classify("nullb0", NULL, NULL), TRANSPORT_NULL_BLK);
+        assert_int_equal(transport_classify("pmem0", NULL, NULL), TRANSPORT_PMEM);
+        assert_int_equal(transport_classify("rbd0", NULL, NULL), TRANSPORT_RBD);
+        assert_int_equal(transport_classify("sda", "/devices/pci0000:00/0000:00:1f.2/ata1/host0/target0:0:0/0:0:0:0/block/sda", NULL), TRANSPORT_ATA);
+        assert_int_equal(transport_classify("sdb", "/devices/pci0000:00/0000:00:14.0/usb2/2-1/2-1:1.0/host6/target6:0:0/6:0:0:0/block/sdb", NULL), TRANSPORT_USB);
+        assert_int_equal(transport_classify("sdc", "/devices/pci0000:00/0000:00:03.0/virtio0/host2/target2:0:0/2:0:0:0/block/sdc", NULL), TRANSPORT_VIRTIO);
+        assert_int_equal(transport_classify("sdd", "/devices/platform/host3/block/sdd", NULL), TRANSPORT_SCSI);
+        assert_int_equal(transport_classify("sde", NULL, "usb"), TRANSPORT_USB);
+        assert_int_equal(transport_classify("sdf", NULL, "ata"), TRANSPORT_ATA);
+        /* "md" and "loop" need a number: "mdx" is not md */
+        assert_int_equal(transport_classify("mdx", NULL, NULL), TRANSPORT_OTHER);
+        assert_int_equal(transport_classify("loopy", NULL, NULL), TRANSPORT_OTHER);
+        for (int t = 0; t < _TRANSPORT_MAX; t++)
+                assert_int_equal(transport_from_string(transport_to_string(t)), t);
+        assert_int_equal(transport_from_string("firewire"), -EINVAL);
+}
+
+static void parse_ok(AttrId id, const char *text, int64_t num) {
+        Value v = {};
+
+        assert_int_equal(value_parse(attr_get(id), text, &v, NULL), 0);
+        assert_int_equal(v.num, num);
+        value_done(&v);
+}
+
+static void parse_bad(AttrId id, const char *text, int error) {
+        const char *why = NULL;
+        Value v = { .num = 12345 };
+
+        assert_int_equal(value_parse(attr_get(id), text, &v, &why), error);
+        assert_non_null(why);
+        assert_int_equal(v.num, 12345);
+}
+
+static void test_values(void **state) {
+        _cleanup_(freep) char *s = NULL;
+        Value v = {};
+
+        parse_ok(ATTR_NR_REQUESTS, "64", 64);
+        parse_bad(ATTR_NR_REQUESTS, "0", -ERANGE);
+        parse_bad(ATTR_NR_REQUESTS, "-4", -ERANGE);
+        parse_bad(ATTR_NR_REQUESTS, "99999999999999999999", -ERANGE);
+        parse_bad(ATTR_NR_REQUESTS, "64k", -EINVAL);
+        parse_bad(ATTR_NR_REQUESTS, " 64", -EINVAL);
+        parse_bad(ATTR_NR_REQUESTS, "0x40", -EINVAL);
+        parse_bad(ATTR_NR_REQUESTS, "", -EINVAL);
+        parse_ok(ATTR_WBT_LAT_USEC, "default", -1);
+        parse_ok(ATTR_WBT_LAT_USEC, "-1", -1);
+        parse_ok(ATTR_WBT_LAT_USEC, "off", 0);
+        parse_ok(ATTR_WBT_LAT_USEC, "0", 0);
+        parse_ok(ATTR_WBT_LAT_USEC, "2000", 2000);
+        parse_bad(ATTR_WBT_LAT_USEC, "-2", -ERANGE);
+        parse_bad(ATTR_WBT_LAT_USEC, "fast", -EINVAL);
+        parse_bad(ATTR_WBT_LAT_USEC, "60000001", -ERANGE);
+        parse_ok(ATTR_ADD_RANDOM, "yes", 1);
+        parse_ok(ATTR_ADD_RANDOM, "off", 0);
+        parse_ok(ATTR_IOSTATS, "1", 1);
+        parse_bad(ATTR_IOSTATS, "2", -EINVAL);
+        parse_ok(ATTR_RQ_AFFINITY, "2", 2);
+        parse_bad(ATTR_RQ_AFFINITY, "3", -ERANGE);
+        parse_ok(ATTR_NOMERGES, "0", 0);
+        parse_bad(ATTR_MAX_SECTORS_KB, "2", -ERANGE);
+        parse_ok(ATTR_READ_AHEAD_KB, "0", 0);
+        parse_ok(ATTR_IOSCHED, "100", 100);
+
+        /* schedulers: alias, order, duplicates, validation */
+        assert_int_equal(value_parse(attr_get(ATTR_SCHEDULER), "deadline bfq  mq-deadline,none", &v, NULL), 0);
+        s = value_to_string(attr_get(ATTR_SCHEDULER), &v);
+        assert_string_equal(s, "mq-deadline bfq none");
+        value_done(&v);
+        parse_bad(ATTR_SCHEDULER, "../../x", -EINVAL);
+        parse_bad(ATTR_SCHEDULER, "bfq\nnone", -EINVAL);
+        parse_bad(ATTR_SCHEDULER, "averyveryverylongname", -EINVAL);
+        parse_bad(ATTR_SCHEDULER, " ", -EINVAL);
+        parse_bad(ATTR_SCHEDULER, "a b c d e f g h i", -EINVAL);
+}
+
+static void test_keys(void **state) {
+        const AttrInfo *a;
+        char *t = NULL;
+
+        assert_int_equal(setting_key_parse("scheduler", &a, &t), 0);
+        assert_int_equal(a->id, ATTR_SCHEDULER);
+        assert_null(t);
+        assert_int_equal(setting_key_parse("iosched.read_expire", &a, &t), 0);
+        assert_int_equal(a->id, ATTR_IOSCHED);
+        assert_string_equal(t, "read_expire");
+        free(t);
+        assert_int_equal(setting_key_parse("iosched.nonesuch", &a, &t), -ENOENT);
+        assert_int_equal(setting_key_parse("iosched.", &a, &t), -ENOENT);
+        assert_int_equal(setting_key_parse("iosched.../x", &a, &t), -ENOENT);
+        assert_int_equal(setting_key_parse("queue/scheduler", &a, &t), -ENOENT);
+        assert_int_equal(setting_key_parse("Scheduler", &a, &t), -ENOENT);
+        assert_true(tunable_belongs_to("mq-deadline", "fifo_batch"));
+        assert_true(tunable_belongs_to("deadline", "fifo_batch"));
+        assert_false(tunable_belongs_to("bfq", "fifo_batch"));
+        assert_false(tunable_belongs_to(NULL, "fifo_batch"));
+        /* Every attribute but the tunables has a key, a path and a property. */
+        for (AttrId id = 0; id < _ATTR_MAX; id++) {
+                a = attr_get(id);
+                assert_int_equal(a->id, id);
+                if (id != ATTR_IOSCHED) {
+                        assert_non_null(a->path);
+                        assert_non_null(a->property);
+                        assert_ptr_equal(attr_from_key(a->key), a);
+                }
+        }
+}
+
+int main(void) {
+        const struct CMUnitTest tests[] = {
+                cmocka_unit_test(test_scheduler_parse),
+                cmocka_unit_test(test_disk_name),
+                cmocka_unit_test(test_transport),
+                cmocka_unit_test(test_values),
+                cmocka_unit_test(test_keys),
+        };
+        return cmocka_run_group_tests(tests, NULL, NULL);
+}

@@ -1,0 +1,310 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdio.h>
+#include <sys/stat.h>
+#include <cmocka.h>
+
+#include "conf.h"
+#include "fake-kernel.h"
+#include "util.h"
+
+/* Parse @text as file "t.conf"; return the error count, leave the policy in *ret. */
+static int parse(const char *text, Policy **ret, char ***ret_errors) {
+        Policy *p = policy_new();
+        char **errors = calloc(1, sizeof(char *));
+        int r, n;
+
+        assert_non_null(p);
+        r = conf_parse_text(text, strlen(text), "t.conf", p, &errors);
+        assert_true(r == 0 || r == -EINVAL);
+        assert_true((r == 0) == strv_isempty(errors));
+        if (r < 0)
+                assert_int_equal(p->n_rules, 0);        /* nothing half-applied */
+        *ret = p;
+        n = (int) strv_length(errors);
+        if (ret_errors)
+                *ret_errors = errors;
+        else
+                strv_free(errors);
+        return n;
+}
+
+/* Expect exactly one error, starting with "t.conf:LINE:" and containing @what. */
+static void expect_error(const char *text, unsigned line, const char *what) {
+        _cleanup_(policy_freep) Policy *p = NULL;
+        _cleanup_(strv_freep) char **errors = NULL;
+        char prefix[32];
+
+        parse(text, &p, &errors);
+        if (strv_length(errors) != 1 || !startswith(errors[0], (snprintf(prefix, sizeof(prefix), "t.conf:%u:", line), prefix)) ||
+            !strstr(errors[0], what))
+                fail_msg("for %s\nexpected one error at line %u about \"%s\", got: %s", text, line, what,
+                         errors && errors[0] ? errors[0] : "(none)");
+}
+
+static void test_every_key(void **state) {
+        static const char *const lines[] = {
+                "match.name = loop*|nbd*",
+                "match.model = Samsung SSD*",
+                "match.vendor = ATA",
+                "match.serial = S3Z*",
+                "match.wwn = naa.5*",
+                "match.transport = nvme|virtio",
+                "match.rotational = no",
+                "match.removable = 0",
+                "match.zoned = none|host-aware",
+                "match.queues = single",
+                "scheduler = mq-deadline none",
+                "wbt_lat_usec = default",
+                "nr_requests = 64",
+                "read_ahead_kb = 256",
+                "max_sectors_kb = 512",
+                "rq_affinity = 2",
+                "nomerges = 1",
+                "add_random = no",
+                "iostats = yes",
+                "iosched.read_expire = 100",
+                "iosched.write_expire = 1000",
+                "iosched.writes_starved = 2",
+                "iosched.front_merges = 0",
+                "iosched.fifo_batch = 8",
+                "iosched.async_depth = 32",
+                "iosched.prio_aging_expire = 5000",
+                "iosched.read_lat_nsec = 1000000",
+                "iosched.write_lat_nsec = 5000000",
+                "iosched.low_latency = 0",
+                "iosched.slice_idle = 0",
+                "iosched.slice_idle_us = 0",
+                "iosched.back_seek_max = 100",
+                "iosched.back_seek_penalty = 2",
+                "iosched.fifo_expire_async = 250",
+                "iosched.fifo_expire_sync = 125",
+                "iosched.max_budget = 0",
+                "iosched.strict_guarantees = 1",
+                "iosched.timeout_sync = 125",
+        };
+        _cleanup_(policy_freep) Policy *p = NULL;
+        _cleanup_(freep) char *text = NULL;
+        char buf[8192] = "[rule all-keys]\n";
+        const Rule *r;
+
+        for (size_t i = 0; i < ELEMENTSOF(lines); i++) {
+                strcat(buf, lines[i]);
+                strcat(buf, "\n");
+        }
+        assert_int_equal(parse(buf, &p, NULL), 0);
+        assert_int_equal(p->n_rules, 1);
+        r = p->rules[0];
+        assert_string_equal(r->name, "all-keys");
+        assert_int_equal(r->n_matches, _MATCH_MAX);
+        assert_int_equal(r->n_matches + r->n_settings, ELEMENTSOF(lines));
+        /* provenance: each setting knows its line */
+        for (size_t i = 0; i < r->n_settings; i++)
+                assert_int_equal(r->settings[i].line, 2 + _MATCH_MAX + i);
+        assert_string_equal(r->settings[0].key, "scheduler");
+        assert_string_equal(r->settings[0].text, "mq-deadline none");
+        assert_string_equal(r->settings[1].text, "default");
+}
+
+static void test_errors(void **state) {
+        expect_error("[rule a]\nmatch.name = x\nfrobnicate = 1\n", 3, "unknown key \"frobnicate\"");
+        expect_error("[rule a]\nmatch.name = x\niosched.nope = 1\n", 3, "unknown key");
+        expect_error("[rule a]\nmatch.colour = x\n", 2, "unknown key");
+        expect_error("[rule a]\nmatch.name = x\nnr_requests = lots\n", 3, "invalid value \"lots\" for nr_requests");
+        expect_error("[rule a]\nmatch.name = x\nnr_requests = 0\n", 3, "out of range");
+        expect_error("[rule a]\nmatch.name = x\nwbt_lat_usec = -5\n", 3, "wbt_lat_usec");
+        expect_error("[rule a]\nmatch.name = x\nscheduler = ../../etc\n", 3, "invalid scheduler name");
+        expect_error("[rule a]\nmatch.name = x\nadd_random = maybe\n", 3, "boolean");
+        expect_error("[rule a]\nmatch.name = sd[ab\n", 2, "invalid glob");
+        expect_error("[rule a]\nmatch.name = sd\\\n", 2, "invalid glob");
+        expect_error("[rule a]\nmatch.transport = firewire\n", 2, "unknown transport");
+        expect_error("[rule a]\nmatch.zoned = sometimes\n", 2, "zoned");
+        expect_error("[rule a]\nmatch.queues = many\n", 2, "single");
+        expect_error("[rule a]\nmatch.rotational = spinning\n", 2, "boolean");
+        expect_error("[rule a]\nmatch.name = \n", 2, "");
+        expect_error("[rule a]\nmatch.name = x\nmatch.name = y\n", 3, "set twice");
+        expect_error("[rule a]\nmatch.name = x\nscheduler = none\nscheduler = bfq\n", 4, "set twice");
+        expect_error("[rule a]\nmatch.name = x\n[rule a]\nmatch.name = y\n", 3, "defined twice");
+        expect_error("[rule a]\nscheduler = none\n", 1, "no match.* key");
+        expect_error("[global]\nscheduler = none\n", 1, "unknown section [global]");
+        expect_error("[rule]\nscheduler = none\n", 1, "unknown section");
+        expect_error("[rule a/b]\nmatch.name = x\n", 1, "invalid rule name");
+        expect_error("scheduler = none\n[rule a]\nmatch.name = x\n", 1, "outside of a [rule NAME]");
+        expect_error("[rule a]\nmatch.name = x\nthis line has no equals sign\n", 3, "syntax error");
+        expect_error("[rule a\nmatch.name = x\n", 1, "syntax error");
+        expect_error("[rule a]\nmatch.name = x\nscheduler = none # comment\n", 3, "invalid");
+}
+
+static void test_hostile(void **state) {
+        _cleanup_(policy_freep) Policy *p = NULL;
+        _cleanup_(strv_freep) char **errors = NULL;
+        char *big, line[400];
+
+        /* a line inih would cut */
+        memset(line, 'a', sizeof(line));
+        memcpy(line, "[rule a]\nmatch.name = ", 22);
+        line[sizeof(line) - 1] = 0;
+        expect_error(line, 2, "line longer than");
+
+        /* a section header inih would cut */
+        expect_error("[rule abcdefghijabcdefghijabcdefghijabcdefghijabcdefghij]\nmatch.name = x\n", 1,
+                     "section header longer");
+
+        /* a NUL in the middle of a line */
+        {
+                static const char text[] = "[rule a]\nmatch.name = x\x00y\n";
+                Policy *q = policy_new();
+                char **e = calloc(1, sizeof(char *));
+
+                assert_int_equal(conf_parse_text(text, sizeof(text) - 1, "t.conf", q, &e), -EINVAL);
+                assert_int_equal(strv_length(e), 1);
+                assert_non_null(strstr(e[0], "t.conf:2: line contains a NUL"));
+                assert_int_equal(q->n_rules, 0);
+                policy_free(q);
+                strv_free(e);
+        }
+
+        /* binary junk: errors, never a crash, nothing added */
+        {
+                unsigned char junk[4096];
+                unsigned seed = 1;
+
+                for (int round = 0; round < 50; round++) {
+                        Policy *q = policy_new();
+                        char **e = calloc(1, sizeof(char *));
+
+                        for (size_t i = 0; i < sizeof(junk); i++)
+                                junk[i] = (unsigned char) (rand_r(&seed) & 0xff);
+                        (void) conf_parse_text((const char *) junk, sizeof(junk), "junk", q, &e);
+                        assert_int_equal(q->n_rules, 0);
+                        policy_free(q);
+                        strv_free(e);
+                }
+        }
+
+        /* a file too large */
+        big = malloc(CONF_FILE_SIZE_MAX + 2);
+        assert_non_null(big);
+        memset(big, '#', CONF_FILE_SIZE_MAX + 1);
+        big[CONF_FILE_SIZE_MAX + 1] = 0;
+        p = policy_new();
+        errors = calloc(1, sizeof(char *));
+        assert_int_equal(conf_parse_text(big, CONF_FILE_SIZE_MAX + 1, "big", p, &errors), -EINVAL);
+        assert_non_null(strstr(errors[0], "larger than"));
+        free(big);
+}
+
+static void test_syntax_friendly(void **state) {
+        _cleanup_(policy_freep) Policy *p = NULL;
+
+        /* indented keys, comments, blank lines, CRLF, spaces around "=" */
+        assert_int_equal(parse("# comment\n; comment\n\n[rule a]\r\n    match.name=loop*\r\n\tscheduler =  none \n"
+                               "  nr_requests = 32 ; inline comment\n", &p, NULL), 0);
+        assert_int_equal(p->n_rules, 1);
+        assert_int_equal(p->rules[0]->n_settings, 2);
+        assert_int_equal(p->rules[0]->settings[1].value.num, 32);
+        assert_int_equal(p->rules[0]->settings[1].line, 7);
+        assert_int_equal(p->rules[0]->line, 4);
+}
+
+/* ---- files, directories, precedence ---- */
+
+static void put(FakeKernel *k, const char *path, const char *text) {
+        assert_int_equal(fake_write(k, path, text), 0);
+}
+
+static void test_precedence(void **state) {
+        FakeKernel *k = fake_kernel_new();
+        _cleanup_(strv_freep) char **files = NULL, **errors = NULL;
+        _cleanup_(policy_freep) Policy *p = NULL;
+        char path[512], link[512];
+
+        assert_non_null(k);
+        put(k, "etc/iosched.conf", "[rule main]\nmatch.name = x\nnr_requests = 1\n");
+        put(k, "usr/lib/iosched.d/10-vendor.conf", "[rule vendor]\nmatch.name = x\nnr_requests = 2\n");
+        put(k, "usr/lib/iosched.d/20-shadowed.conf", "[rule shadowed-usr]\nmatch.name = x\n");
+        put(k, "run/iosched.d/20-shadowed.conf", "[rule shadowed-run]\nmatch.name = x\n");
+        put(k, "etc/iosched.d/20-shadowed.conf", "[rule shadowed-etc]\nmatch.name = x\n");
+        put(k, "run/iosched.d/15-runtime.conf", "[rule runtime]\nmatch.name = x\n");
+        put(k, "usr/lib/iosched.d/30-masked.conf", "[rule masked]\nmatch.name = x\n");
+        put(k, "run/iosched.d/40-broken.conf", "[rule broken]\nmatch.name = x\nnr_requests = many\n");
+        put(k, "etc/iosched.d/50-last.conf", "[rule last]\nmatch.name = x\n");
+        put(k, "etc/iosched.d/README", "not a .conf file");
+        put(k, "etc/iosched.d/.hidden.conf", "[rule hidden]\nmatch.name = x\n");
+        snprintf(link, sizeof(link), "%s/etc/iosched.d/30-masked.conf", k->root);
+        assert_int_equal(symlink("/dev/null", link), 0);
+        snprintf(link, sizeof(link), "%s/etc/iosched.d/60-dangling.conf", k->root);
+        assert_int_equal(symlink("/nonexistent/file.conf", link), 0);
+
+        assert_int_equal(conf_files_list(k->root, NULL, &files), 0);
+        assert_int_equal(strv_length(files), 7);
+        snprintf(path, sizeof(path), "%s/etc/iosched.conf", k->root);
+        assert_string_equal(files[0], path);
+        assert_non_null(strstr(files[1], "/usr/lib/iosched.d/10-vendor.conf"));
+        assert_non_null(strstr(files[2], "/run/iosched.d/15-runtime.conf"));
+        assert_non_null(strstr(files[3], "/etc/iosched.d/20-shadowed.conf"));
+        assert_non_null(strstr(files[4], "/run/iosched.d/40-broken.conf"));
+        assert_non_null(strstr(files[5], "/etc/iosched.d/50-last.conf"));
+        assert_non_null(strstr(files[6], "/etc/iosched.d/60-dangling.conf"));
+
+        assert_int_equal(conf_load(k->root, NULL, &p, &errors), 0);
+        /* the broken and the dangling file are reported and ignored, the rest apply */
+        assert_int_equal(strv_length(errors), 2);
+        assert_non_null(strstr(errors[0], "40-broken.conf:3: invalid value \"many\""));
+        assert_non_null(strstr(errors[1], "60-dangling.conf:0: cannot read"));
+        assert_int_equal(p->n_rules, 5);
+        assert_string_equal(p->rules[0]->name, "main");
+        assert_string_equal(p->rules[1]->name, "vendor");
+        assert_string_equal(p->rules[2]->name, "runtime");
+        assert_string_equal(p->rules[3]->name, "shadowed-etc");
+        assert_string_equal(p->rules[4]->name, "last");
+
+        /* --config FILE: that file alone */
+        policy_free(p);
+        strv_free(errors);
+        snprintf(path, sizeof(path), "%s/usr/lib/iosched.d/10-vendor.conf", k->root);
+        assert_int_equal(conf_load(k->root, path, &p, &errors), 0);
+        assert_int_equal(p->n_rules, 1);
+        assert_string_equal(p->rules[0]->name, "vendor");
+        assert_true(strv_isempty(errors));
+
+        /* a missing root: no files, no errors */
+        policy_free(p);
+        strv_free(errors);
+        assert_int_equal(conf_load("/nonexistent-root", NULL, &p, &errors), 0);
+        assert_int_equal(p->n_rules, 0);
+        assert_true(strv_isempty(errors));
+        /* a missing single file is an error */
+        policy_free(p);
+        strv_free(errors);
+        assert_int_equal(conf_load(NULL, "/nonexistent.conf", &p, &errors), 0);
+        assert_int_equal(strv_length(errors), 1);
+        assert_non_null(strstr(errors[0], "/nonexistent.conf:0: cannot read"));
+        /* a directory given as the file */
+        policy_free(p);
+        strv_free(errors);
+        assert_int_equal(conf_load(NULL, k->root, &p, &errors), 0);
+        assert_non_null(strstr(errors[0], "not a regular file"));
+
+        /* masking the main file */
+        strv_free(files);
+        snprintf(path, sizeof(path), "%s/etc/iosched.conf", k->root);
+        assert_int_equal(unlink(path), 0);
+        assert_int_equal(symlink("/dev/null", path), 0);
+        assert_int_equal(conf_files_list(k->root, NULL, &files), 0);
+        assert_int_equal(strv_length(files), 6);
+        fake_kernel_free(k);
+}
+
+int main(void) {
+        const struct CMUnitTest tests[] = {
+                cmocka_unit_test(test_every_key),
+                cmocka_unit_test(test_errors),
+                cmocka_unit_test(test_hostile),
+                cmocka_unit_test(test_syntax_friendly),
+                cmocka_unit_test(test_precedence),
+        };
+        return cmocka_run_group_tests(tests, NULL, NULL);
+}

@@ -1,0 +1,173 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <cmocka.h>
+
+#include "conf.h"
+#include "policy.h"
+#include "util.h"
+
+static Policy *load(const char *text) {
+        Policy *p = policy_new();
+        _cleanup_(strv_freep) char **errors = calloc(1, sizeof(char *));
+
+        assert_int_equal(conf_parse_text(text, strlen(text), "p.conf", p, &errors), 0);
+        return p;
+}
+
+static Disk *mkdisk(const char *name, Transport t, int rot, unsigned queues) {
+        Disk *d = disk_new(name);
+
+        assert_non_null(d);
+        d->transport = t;
+        d->rotational = rot;
+        d->removable = 0;
+        d->nr_hw_queues = queues;
+        return d;
+}
+
+static bool matches(const char *match_lines, const Disk *d) {
+        char text[1024];
+        Policy *p;
+        bool r;
+
+        snprintf(text, sizeof(text), "[rule t]\n%s\nnr_requests = 1\n", match_lines);
+        p = load(text);
+        assert_int_equal(p->n_rules, 1);
+        r = rule_matches(p->rules[0], d);
+        policy_free(p);
+        return r;
+}
+
+static void test_match(void **state) {
+        _cleanup_(disk_freep) Disk *sda = mkdisk("sda", TRANSPORT_ATA, 1, 1);
+        _cleanup_(disk_freep) Disk *nvme = mkdisk("nvme0n1", TRANSPORT_NVME, 0, 8);
+        _cleanup_(disk_freep) Disk *dm = mkdisk("dm-0", TRANSPORT_DM, 0, 0);
+
+        sda->model = strdup("Samsung_SSD_870");
+        sda->model_sysfs = strdup("Samsung SSD 870");
+        sda->vendor = strdup("ATA");
+        sda->serial = strdup("S6PXNS0T123456");
+        sda->wwn = strdup("0x5002538f00000001");
+        sda->zoned = ZONED_HOST_MANAGED;
+
+        assert_true(matches("match.name = sd*", sda));
+        assert_false(matches("match.name = sd*", nvme));
+        assert_true(matches("match.name = nvme*|sd[a-c]", sda));
+        assert_true(matches("match.name = !nvme*", sda));
+        assert_false(matches("match.name = !sd*", sda));
+        /* model: udev's spelling or sysfs' */
+        assert_true(matches("match.model = Samsung SSD*", sda));
+        assert_true(matches("match.model = Samsung_SSD_*", sda));
+        assert_false(matches("match.model = Crucial*", sda));
+        /* a disk without the field never matches a positive pattern, always a negative one */
+        assert_false(matches("match.model = *", nvme));
+        assert_true(matches("match.model = !*", nvme));
+        assert_true(matches("match.vendor = ATA", sda));
+        assert_true(matches("match.serial = S6PX*", sda));
+        assert_true(matches("match.wwn = 0x5002538f*", sda));
+        assert_true(matches("match.transport = ata|scsi", sda));
+        assert_false(matches("match.transport = nvme", sda));
+        assert_true(matches("match.transport = !usb", sda));
+        assert_true(matches("match.rotational = yes", sda));
+        assert_true(matches("match.rotational = 0", nvme));
+        assert_true(matches("match.removable = no", sda));
+        assert_true(matches("match.zoned = host-managed", sda));
+        assert_true(matches("match.zoned = none", nvme));
+        assert_true(matches("match.queues = single", sda));
+        assert_true(matches("match.queues = multi", nvme));
+        /* bio-based queues are neither single nor multi */
+        assert_false(matches("match.queues = single|multi", dm));
+        /* all keys of a rule must match */
+        assert_true(matches("match.name = sd*\nmatch.rotational = 1", sda));
+        assert_false(matches("match.name = sd*\nmatch.rotational = 0", sda));
+
+        sda->rotational = -1;
+        assert_false(matches("match.rotational = 1", sda));
+        assert_false(matches("match.rotational = 0", sda));
+}
+
+static void test_resolve(void **state) {
+        _cleanup_(policy_freep) Policy *p = load(
+                "[rule base]\n"                         /* 1 */
+                "match.name = *\n"                      /* 2 */
+                "scheduler = mq-deadline\n"             /* 3 */
+                "nr_requests = 128\n"                   /* 4 */
+                "read_ahead_kb = 128\n"                 /* 5 */
+                "[rule ssd]\n"                          /* 6 */
+                "match.rotational = 0\n"                /* 7 */
+                "scheduler = none\n"                    /* 8 */
+                "wbt_lat_usec = off\n"                  /* 9 */
+                "[rule other]\n"                        /* 10 */
+                "match.name = nothing-matches-this\n"   /* 11 */
+                "read_ahead_kb = 4096\n");              /* 12 */
+        _cleanup_(disk_freep) Disk *ssd = mkdisk("sdb", TRANSPORT_ATA, 0, 1);
+        _cleanup_(disk_freep) Disk *hdd = mkdisk("sdc", TRANSPORT_ATA, 1, 1);
+        _cleanup_(resolved_freep) Resolved *r = NULL, *h = NULL;
+        const ResolvedSetting *rs;
+
+        assert_int_equal(policy_resolve(p, ssd, &r), 0);
+        assert_int_equal(r->n_rules, 2);
+        assert_int_equal(r->n_settings, 4);
+        /* in attribute order, each with the rule and line that set it last */
+        assert_int_equal(r->settings[0].setting->attr->id, ATTR_SCHEDULER);
+        assert_string_equal(r->settings[0].setting->text, "none");
+        assert_string_equal(r->settings[0].rule->name, "ssd");
+        assert_int_equal(r->settings[0].setting->line, 8);
+        assert_int_equal(r->settings[1].setting->attr->id, ATTR_NR_REQUESTS);
+        assert_string_equal(r->settings[1].rule->name, "base");
+        assert_int_equal(r->settings[2].setting->attr->id, ATTR_WBT_LAT_USEC);
+        assert_int_equal(r->settings[3].setting->attr->id, ATTR_READ_AHEAD_KB);
+        assert_int_equal(r->settings[3].setting->value.num, 128);
+        rs = resolved_find(r, ATTR_WBT_LAT_USEC, NULL);
+        assert_non_null(rs);
+        assert_string_equal(rs->rule->file, "p.conf");
+
+        assert_int_equal(policy_resolve(p, hdd, &h), 0);
+        assert_int_equal(h->n_rules, 1);
+        assert_string_equal(h->settings[0].setting->text, "mq-deadline");
+        assert_null(resolved_find(h, ATTR_WBT_LAT_USEC, NULL));
+}
+
+static void test_resolve_tunables(void **state) {
+        _cleanup_(policy_freep) Policy *p = load(
+                "[rule a]\nmatch.name = sd*\niosched.read_expire = 100\niosched.fifo_batch = 4\n"
+                "[rule b]\nmatch.name = sda\niosched.read_expire = 50\n");
+        _cleanup_(disk_freep) Disk *d = mkdisk("sda", TRANSPORT_ATA, 0, 1);
+        _cleanup_(resolved_freep) Resolved *r = NULL;
+
+        assert_int_equal(policy_resolve(p, d, &r), 0);
+        assert_int_equal(r->n_settings, 2);
+        assert_string_equal(r->settings[0].setting->tunable, "fifo_batch");
+        assert_string_equal(r->settings[1].setting->tunable, "read_expire");
+        assert_int_equal(r->settings[1].setting->value.num, 50);
+        assert_string_equal(r->settings[1].rule->name, "b");
+}
+
+static void test_disk_load_mask(void **state) {
+        _cleanup_(policy_freep) Policy *p = load(
+                "[rule a]\nmatch.name = sd*\nscheduler = none\n"
+                "[rule b]\nmatch.queues = single\nnr_requests = 4\n");
+        _cleanup_(policy_freep) Policy *q = load("[rule a]\nmatch.model = X*\nwbt_lat_usec = off\n");
+        DiskLoad l;
+
+        policy_disk_load(p, &l);
+        assert_false(l.identity);
+        assert_true(l.queues);
+        assert_int_equal(l.attrs, (1u << ATTR_SCHEDULER) | (1u << ATTR_NR_REQUESTS));
+        policy_disk_load(q, &l);
+        assert_true(l.identity);
+        assert_false(l.queues);
+        assert_int_equal(l.attrs, 1u << ATTR_WBT_LAT_USEC);
+}
+
+int main(void) {
+        const struct CMUnitTest tests[] = {
+                cmocka_unit_test(test_match),
+                cmocka_unit_test(test_resolve),
+                cmocka_unit_test(test_resolve_tunables),
+                cmocka_unit_test(test_disk_load_mask),
+        };
+        return cmocka_run_group_tests(tests, NULL, NULL);
+}
