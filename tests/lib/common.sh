@@ -1,0 +1,105 @@
+# SPDX-License-Identifier: LGPL-2.1-or-later
+# Shared helpers of the root test suites. Source it from a bash test:
+#   . "$(dirname "$0")/../lib/common.sh"
+#
+# Safety: a test touches only loop devices it created with loop_new; every one of them is
+# detached (and its backing file removed) when the test exits, also on failure or signal.
+
+set -euo pipefail
+
+TEST_NAME=$(basename "$0" .sh)
+TEST_TMP=$(mktemp -d "/tmp/iosched-${TEST_NAME}.XXXXXX")
+_LOOPS="$TEST_TMP/.loops"   # a file: loop_new runs in $(...) subshells
+: >"$_LOOPS"
+declare -a _CLEANUPS=()
+
+# Where the built programs are: meson passes IOSCHED_BUILD_DIR; default ../../build.
+: "${IOSCHED_BUILD_DIR:=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)/build}"
+IOSCHED_APPLY="$IOSCHED_BUILD_DIR/udev/iosched-apply"
+IOSCHED_SRC_DIR=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
+
+log() { printf '%s: %s\n' "$TEST_NAME" "$*" >&2; }
+fail() { log "FAIL: $*"; exit 1; }
+skip() { log "SKIP: $*"; exit 77; }
+
+require_root() {
+        [ "$(id -u)" = 0 ] || fail "needs root (run the root suite as root: tests/run-all)"
+}
+
+# Run a command at exit, in reverse order of registration.
+on_exit() { _CLEANUPS+=("$*"); }
+
+_cleanup() {
+        local rc=$?
+        local i
+        for ((i = ${#_CLEANUPS[@]} - 1; i >= 0; i--)); do
+                eval "${_CLEANUPS[$i]}" >/dev/null 2>&1 || true
+        done
+        while read -r dev; do
+                [ -n "$dev" ] && losetup -d "$dev" >/dev/null 2>&1
+                # udev may hold the device open for a moment: try again
+                [ -n "$dev" ] && losetup "$dev" >/dev/null 2>&1 && { sleep 0.2; losetup -d "$dev" >/dev/null 2>&1; }
+        done <"$_LOOPS"
+        rm -rf "$TEST_TMP"
+        exit $rc
+}
+trap _cleanup EXIT
+trap 'exit 130' INT TERM
+
+# loop_new [SIZE_MB] -> prints the kernel name (loopN) of a new loop device backed by a
+# file in $TEST_TMP. The device is detached at exit.
+loop_new() {
+        local size=${1:-16} img dev
+        img=$(mktemp "$TEST_TMP/loop.XXXXXX.img")
+        truncate -s "${size}M" "$img"
+        dev=$(losetup --find --show "$img")
+        echo "$dev" >>"$_LOOPS"
+        basename "$dev"
+}
+
+# loop_del NAME: detach one of our loop devices now.
+loop_del() {
+        local dev="/dev/$1"
+        grep -qx "$dev" "$_LOOPS" || fail "loop_del: $1 is not one of ours"
+        losetup -d "$dev"
+        sed -i "\\|^$dev\$|d" "$_LOOPS"
+}
+
+qattr() { cat "/sys/block/$1/queue/$2"; }
+
+# The bracketed scheduler of a disk.
+current_scheduler() { sed -n 's/.*\[\(.*\)\].*/\1/p' "/sys/block/$1/queue/scheduler"; }
+
+# Count write-mode opens of sysfs queue files by a command: strace -f, one per write(2) target.
+count_sysfs_writes() {
+        local out="$TEST_TMP/strace.$$.$RANDOM"
+        strace -f -qq -e trace=openat -o "$out" "$@" >/dev/null
+        grep -c 'queue/.*O_WRONLY' "$out" || true
+}
+
+# Make sure a systemd-udevd runs; stop it at exit only if we started it.
+udevd_ensure() {
+        if udevadm control --ping >/dev/null 2>&1; then
+                return 0
+        fi
+        local udevd
+        udevd=$(command -v systemd-udevd || echo /lib/systemd/systemd-udevd)
+        [ -x "$udevd" ] || fail "systemd-udevd is not installed (apt-get install udev)"
+        "$udevd" --daemon
+        on_exit "udevadm control --exit"
+        for _ in $(seq 50); do
+                udevadm control --ping >/dev/null 2>&1 && return 0
+                sleep 0.1
+        done
+        fail "systemd-udevd did not answer"
+}
+
+# wait_until TIMEOUT_S CMD...: poll CMD every 50 ms until it succeeds.
+wait_until() {
+        local timeout=$1; shift
+        local end=$((SECONDS + timeout))
+        while ! "$@" >/dev/null 2>&1; do
+                [ $SECONDS -lt $end ] || return 1
+                sleep 0.05
+        done
+}
