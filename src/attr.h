@@ -93,3 +93,17 @@ const char *scheduler_canonical(const char *name);    /* "deadline" -> "mq-deadl
 bool tunable_name_is_valid(const char *name);
 bool tunable_is_known(const char *name);
 bool tunable_belongs_to(const char *scheduler, const char *tunable);
+
+/**
+ * tunable_kernel_value() - the value a tunable reads back after @value was written to it
+ * @tunable: the tunable's name ("read_expire")
+ * @value: the value written
+ * @hz: the kernel's tick rate (CONFIG_HZ); 0 when unknown
+ *
+ * mq-deadline's read_expire, write_expire, prio_aging_expire and bfq's timeout_sync are
+ * milliseconds that the kernel keeps in jiffies: a write is rounded up to a whole tick, and
+ * reads show the ticks in milliseconds again (250 reads back as 252 with HZ=250).
+ *
+ * Return: what the kernel will show; @value itself for exact tunables or an unknown @hz.
+ */
+int64_t tunable_kernel_value(const char *tunable, int64_t value, unsigned hz);

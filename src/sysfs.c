@@ -5,6 +5,7 @@
 #include <stdio.h>
 #include <sys/stat.h>
 #include <sys/utsname.h>
+#include <time.h>
 
 #include "log.h"
 #include "sysfs.h"
@@ -19,7 +20,17 @@ struct Sysfs {
         SysfsWriteHook write_hook;
         void *hook_userdata;
         unsigned long n_writes;
+        unsigned hz;
 };
+
+/* The coarse clocks tick once a jiffy: their resolution tells CONFIG_HZ without a file. */
+static unsigned kernel_hz(void) {
+        struct timespec ts;
+
+        if (clock_getres(CLOCK_MONOTONIC_COARSE, &ts) < 0 || ts.tv_sec != 0 || ts.tv_nsec <= 0)
+                return 0;
+        return (unsigned) ((1000000000L + ts.tv_nsec / 2) / ts.tv_nsec);
+}
 
 int sysfs_new(const char *root, Sysfs **ret) {
         _cleanup_(sysfs_freep) Sysfs *s = NULL;
@@ -34,6 +45,7 @@ int sysfs_new(const char *root, Sysfs **ret) {
         s->root_fd = open(s->root, O_PATH | O_DIRECTORY | O_CLOEXEC);
         if (s->root_fd < 0)
                 return -errno;
+        s->hz = kernel_hz();
         *ret = TAKE_PTR(s);
         return 0;
 }
@@ -470,6 +482,7 @@ int sysfs_load_disk(Sysfs *s, const char *name, char * const *udev_props, const 
         if (!d)
                 return -ENOMEM;
         d->load = what ? *what : DISK_LOAD_ALL;
+        d->hz = s->hz;
 
         r = read_disk_file(s, name, "dev", &d->devnum);
         if (r < 0)

@@ -160,6 +160,25 @@ static void test_tunables(void **state) {
         ctx_done(&c);
 }
 
+/* read_expire is kept in jiffies: at HZ=250 the kernel shows 250 as 252. That is "already
+ * right", or every run would write it again and report a failure. */
+static void test_tunable_in_jiffies(void **state) {
+        Ctx c;
+
+        plan_for(&c, &ssd, NULL, "iosched.read_expire = 250");
+        assert_int_equal(fake_write(c.k, "sys/class/block/sda/queue/iosched/read_expire", "252"), 0);
+        assert_int_equal(sysfs_reload_settings(c.s, c.d), 0);
+        for (unsigned hz = 0; hz <= 1000; hz += 250) {
+                c.d->hz = hz;
+                plan_free(c.plan);
+                assert_int_equal(plan_build(c.d, c.r, &c.plan), 0);
+                /* 252 is 250 rounded up to a tick at HZ=250 only */
+                assert_int_equal(action(&c, "iosched.read_expire")->type,
+                                 hz == 250 ? ACTION_SKIP : ACTION_WRITE);
+        }
+        ctx_done(&c);
+}
+
 static void test_wbt(void **state) {
         expect("wbt_lat_usec = 2000", &ssd, NULL, "wbt_lat_usec", ACTION_SKIP, NULL, NULL);
         expect("wbt_lat_usec = default", &ssd, NULL, "wbt_lat_usec", ACTION_SKIP, NULL, "default (2000 us)");
@@ -216,6 +235,7 @@ int main(void) {
                 cmocka_unit_test(test_scheduler),
                 cmocka_unit_test(test_loadable_module),
                 cmocka_unit_test(test_tunables),
+                cmocka_unit_test(test_tunable_in_jiffies),
                 cmocka_unit_test(test_wbt),
                 cmocka_unit_test(test_numbers),
                 cmocka_unit_test(test_unparsable_current),
