@@ -177,7 +177,7 @@ int apply_disk(Sysfs *s, Disk *d, const Resolved *r, ApplyFlags flags, Plan **re
         while (i < plan->n_actions) {
                 Action *a = &plan->actions[i];
                 const ResolvedSetting *rs = &r->settings[i];
-                bool switched = false;
+                bool changed = false;
 
                 if (gone) {
                         a->outcome = OUTCOME_GONE;
@@ -214,8 +214,7 @@ int apply_disk(Sysfs *s, Disk *d, const Resolved *r, ApplyFlags flags, Plan **re
                                         a->outcome = OUTCOME_GONE;
                                         a->error = k;
                                 }
-                                switched = a->attr->id == ATTR_SCHEDULER &&
-                                           a->outcome == OUTCOME_WRITTEN;
+                                changed = a->outcome == OUTCOME_WRITTEN;
                         }
                 }
 
@@ -225,9 +224,11 @@ int apply_disk(Sysfs *s, Disk *d, const Resolved *r, ApplyFlags flags, Plan **re
                         return k;
                 i++;
 
-                if (switched) {
-                        /* The switch reset the tunables and nr_requests and may have changed
-                         * wbt: what follows is decided again on the values read now. */
+                if (changed) {
+                        /* A write can change other attributes: a scheduler switch resets the
+                         * tunables and nr_requests and may change wbt; a queue limit raises
+                         * read_ahead_kb. confirm() read the disk again: decide what follows
+                         * on the values read now. */
                         _cleanup_(plan_freep) Plan *again = NULL;
 
                         k = plan_build(d, r, &again);

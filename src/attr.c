@@ -29,11 +29,6 @@ static const AttrInfo attr_table[_ATTR_MAX] = {
                 .follows_scheduler = true,
                 .summary = "writeback throttling target latency in microseconds, \"default\" or \"off\"",
         },
-        [ATTR_READ_AHEAD_KB] = {
-                .id = ATTR_READ_AHEAD_KB, .key = "read_ahead_kb", .path = "queue/read_ahead_kb",
-                .property = "ReadAheadKB", .kind = ATTR_KIND_INT, .min = 0, .max = 4 << 20,
-                .summary = "read-ahead in KiB",
-        },
         [ATTR_MAX_SECTORS_KB] = {
                 .id = ATTR_MAX_SECTORS_KB, .key = "max_sectors_kb", .path = "queue/max_sectors_kb",
                 .property = "MaxSectorsKB", .kind = ATTR_KIND_INT, .min = 4, .max = 4 << 20,
@@ -58,6 +53,11 @@ static const AttrInfo attr_table[_ATTR_MAX] = {
                 .id = ATTR_IOSTATS, .key = "iostats", .path = "queue/iostats",
                 .property = "IOStats", .kind = ATTR_KIND_BOOL, .min = 0, .max = 1,
                 .summary = "account I/O statistics",
+        },
+        [ATTR_READ_AHEAD_KB] = {
+                .id = ATTR_READ_AHEAD_KB, .key = "read_ahead_kb", .path = "queue/read_ahead_kb",
+                .property = "ReadAheadKB", .kind = ATTR_KIND_INT, .min = 0, .max = 4 << 20,
+                .summary = "read-ahead in KiB",
         },
 };
 

@@ -144,7 +144,7 @@ static void test_tunables(void **state) {
         expect("scheduler = bfq\niosched.fifo_batch = 4", &ssd, NULL, "iosched.fifo_batch", ACTION_UNSUPPORTED, NULL, "not a tunable of bfq");
         expect("iosched.fifo_batch = 4", &nvme, NULL, "iosched.fifo_batch", ACTION_UNSUPPORTED, NULL, "not a tunable of none");
 
-        /* order: scheduler, tunables, nr_requests, wbt, the rest */
+        /* order: scheduler, tunables, nr_requests, wbt, the rest, read_ahead_kb last */
         plan_for(&c, &nvme, NULL,
                  "read_ahead_kb = 64\nwbt_lat_usec = 500\nnr_requests = 32\niosched.fifo_batch = 4\nscheduler = mq-deadline\nrq_affinity = 2");
         assert_int_equal(c.plan->n_actions, 6);
@@ -152,11 +152,12 @@ static void test_tunables(void **state) {
         assert_string_equal(c.plan->actions[1].key, "iosched.fifo_batch");
         assert_string_equal(c.plan->actions[2].key, "nr_requests");
         assert_string_equal(c.plan->actions[3].key, "wbt_lat_usec");
-        assert_string_equal(c.plan->actions[4].key, "read_ahead_kb");
-        assert_string_equal(c.plan->actions[5].key, "rq_affinity");
+        assert_string_equal(c.plan->actions[4].key, "rq_affinity");
+        assert_string_equal(c.plan->actions[5].key, "read_ahead_kb");
         for (size_t i = 1; i <= 3; i++)
                 assert_true(c.plan->actions[i].after_switch);
         assert_false(c.plan->actions[4].after_switch);
+        assert_false(c.plan->actions[5].after_switch);
         ctx_done(&c);
 }
 
