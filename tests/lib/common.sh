@@ -71,24 +71,9 @@ loop_del() {
 }
 
 # The index of a loop device is removed with LOOP_CTL_REMOVE on /dev/loop-control (losetup
-# can only detach). Retries while udev still holds the device open (EBUSY).
+# can only detach): tests/lib/loopctl.c, built with the project.
 _loop_ctl_remove() {
-        python3 - "$1" <<'PY'
-import errno, fcntl, os, sys, time
-LOOP_CTL_REMOVE = 0x4C81
-fd = os.open("/dev/loop-control", os.O_RDWR | os.O_CLOEXEC)
-for _ in range(100):
-    try:
-        fcntl.ioctl(fd, LOOP_CTL_REMOVE, int(sys.argv[1]))
-        sys.exit(0)
-    except OSError as e:
-        if e.errno == errno.ENODEV:
-            sys.exit(0)
-        if e.errno != errno.EBUSY:
-            raise
-        time.sleep(0.05)
-sys.exit("loop%s stays busy" % sys.argv[1])
-PY
+        "$IOSCHED_BUILD_DIR/tests/lib/loopctl" remove "$1"
 }
 
 # loop_create [SIZE_MB] -> the kernel name of a loop device with a NEW index (the kernel sends
