@@ -47,6 +47,14 @@ static bool disk_is_gone(Sysfs *s, const Disk *d) {
         return r >= 0 && !streq_ptr(probe->devnum, d->devnum);
 }
 
+/* ENODEV from a write to an open queue attribute: kernfs deactivated the file, which happens
+ * only when the disk it belongs to is deleted. Looking the name up again could find a new
+ * disk of the same name and number (a loop device made again at once), which is not ours.
+ * Tunables are different: their store returns ENODEV while the elevator is being switched. */
+static bool write_proves_gone(const Action *a, int error) {
+        return error == -ENODEV && a->attr->id != ATTR_IOSCHED;
+}
+
 static int action_set_failure(Action *a, Outcome o, int error, const char *fmt, ...) _printf_(4, 5);
 static int action_set_failure(Action *a, Outcome o, int error, const char *fmt, ...) {
         va_list ap;
@@ -196,7 +204,7 @@ int apply_disk(Sysfs *s, Disk *d, const Resolved *r, ApplyFlags flags, Plan **re
                                 k = write_retrying(s, d->name, a->attr, a->tunable, a->write);
                         if (k == -ENOMEM)
                                 return k;
-                        if (k < 0 && (ERRNO_IS_GONE(k) && disk_is_gone(s, d))) {
+                        if (k < 0 && ERRNO_IS_GONE(k) && (write_proves_gone(a, k) || disk_is_gone(s, d))) {
                                 gone = true;
                                 a->outcome = OUTCOME_GONE;
                                 a->error = k;

@@ -238,6 +238,8 @@ static int fake_hook(Sysfs *s, int fd, const char *disk, const char *rel, const 
         }
         if (k->vanish_after > 0 && --k->vanish_after == 0) {
                 fake_disk_remove(k, k->vanish_disk ?: disk);
+                if (k->vanish_readd)
+                        fake_disk_add(k, k->vanish_readd);
                 return -ENODEV;
         }
 

@@ -245,6 +245,26 @@ static void test_vanishing_disk(void **state) {
         teardown(&c);
 }
 
+/* The disk went away and a new one came with the same name and number before iosched
+ * looked (loop devices do that): the ENODEV of a queue attribute's open file is proof enough
+ * that the disk it was opened for is gone. Nothing is written to the new one. */
+static void test_replaced_disk(void **state) {
+        ApplyStats st = {};
+        Plan *p;
+        Ctx c;
+
+        setup(&c, &ssd, "nr_requests = 32\nread_ahead_kb = 64\n");
+        c.k->vanish_after = 1;
+        c.k->vanish_readd = &ssd;
+        p = run(&c, "sda", 0, &st);
+        assert_int_equal(find(p, "nr_requests")->outcome, OUTCOME_GONE);
+        assert_int_equal(find(p, "read_ahead_kb")->outcome, OUTCOME_GONE);
+        assert_int_equal(st.failed, 0);
+        assert_int_equal(c.k->n_writes, 1);
+        plan_free(p);
+        teardown(&c);
+}
+
 static int ignoring_hook(Sysfs *s, int fd, const char *disk, const char *rel, const char *value,
                          void *userdata) {
         return 0;       /* accepts every write and changes nothing */
@@ -323,6 +343,7 @@ int main(void) {
                 cmocka_unit_test(test_busy_is_retried),
                 cmocka_unit_test(test_einval_falls_back),
                 cmocka_unit_test(test_vanishing_disk),
+                cmocka_unit_test(test_replaced_disk),
                 cmocka_unit_test(test_write_not_confirmed),
                 cmocka_unit_test(test_dry_run),
                 cmocka_unit_test(test_bad_names_never_reach_paths),
