@@ -451,15 +451,20 @@ int sysfs_reload_settings(Sysfs *s, Disk *d) {
         }
 
         /* The disk may have gone away while we read: tell the caller rather than planning on
-         * a half-read disk. */
+         * a half-read disk. del_gendisk() removes queue/ first and "dev" last: a disk with
+         * "dev" but without queue/ is being deleted. */
         {
                 char path[PATH_MAX];
 
-                r = disk_path(d->name, "dev", path, sizeof(path));
-                if (r < 0)
-                        return r;
-                if (faccessat(s->root_fd, path, F_OK, 0) < 0)
-                        return -ENODEV;
+                static const char *const last[] = { "queue", "dev" };
+
+                for (size_t i = 0; i < ELEMENTSOF(last); i++) {
+                        r = disk_path(d->name, last[i], path, sizeof(path));
+                        if (r < 0)
+                                return r;
+                        if (faccessat(s->root_fd, path, F_OK, 0) < 0)
+                                return -ENODEV;
+                }
         }
         return 0;
 }

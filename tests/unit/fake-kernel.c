@@ -237,6 +237,14 @@ static int fake_hook(Sysfs *s, int fd, const char *disk, const char *rel, const 
                 return -EBUSY;
         }
         if (k->vanish_after > 0 && --k->vanish_after == 0) {
+                if (k->vanish_queue_only) {
+                        char q[PATH_MAX];
+
+                        snprintf(q, sizeof(q), "%s/sys/class/block/%s/queue", k->root,
+                                 k->vanish_disk ?: disk);
+                        nftw(q, rm_cb, 16, FTW_DEPTH | FTW_PHYS);
+                        return 0;       /* the write itself went through */
+                }
                 fake_disk_remove(k, k->vanish_disk ?: disk);
                 if (k->vanish_readd)
                         fake_disk_add(k, k->vanish_readd);

@@ -265,6 +265,24 @@ static void test_replaced_disk(void **state) {
         teardown(&c);
 }
 
+/* del_gendisk() removes queue/ long before "dev": a disk caught in between is gone, not a
+ * disk whose attributes cannot be read (which would make the write a failure). */
+static void test_half_deleted_disk(void **state) {
+        ApplyStats st = {};
+        Plan *p;
+        Ctx c;
+
+        setup(&c, &ssd, "nr_requests = 32\nread_ahead_kb = 64\n");
+        c.k->vanish_after = 1;
+        c.k->vanish_queue_only = true;
+        p = run(&c, "sda", 0, &st);
+        assert_int_equal(find(p, "nr_requests")->outcome, OUTCOME_GONE);
+        assert_int_equal(find(p, "read_ahead_kb")->outcome, OUTCOME_GONE);
+        assert_int_equal(st.failed, 0);
+        plan_free(p);
+        teardown(&c);
+}
+
 static int ignoring_hook(Sysfs *s, int fd, const char *disk, const char *rel, const char *value,
                          void *userdata) {
         return 0;       /* accepts every write and changes nothing */
@@ -344,6 +362,7 @@ int main(void) {
                 cmocka_unit_test(test_einval_falls_back),
                 cmocka_unit_test(test_vanishing_disk),
                 cmocka_unit_test(test_replaced_disk),
+                cmocka_unit_test(test_half_deleted_disk),
                 cmocka_unit_test(test_write_not_confirmed),
                 cmocka_unit_test(test_dry_run),
                 cmocka_unit_test(test_bad_names_never_reach_paths),
