@@ -102,6 +102,9 @@ static int confirm(Sysfs *s, Disk *d, const ResolvedSetting *rs, Action *a) {
                 a->outcome = OUTCOME_WRITTEN;
                 return 0;
         }
+        if (!again.current)
+                return action_set_failure(a, OUTCOME_FAILED, -EIO, "written, but reading it back failed: %s",
+                                          strna(again.reason));
         return action_set_failure(a, OUTCOME_FAILED, -EIO, "written, but the kernel reads back \"%s\"",
                                   strna(again.current));
 }
