@@ -250,6 +250,14 @@ int sysfs_list_disks(Sysfs *s, char ***ret) {
         return 0;
 }
 
+bool sysfs_disk_exists(Sysfs *s, const char *name) {
+        char path[PATH_MAX];
+
+        if (disk_path(name, "dev", path, sizeof(path)) < 0)
+                return false;
+        return faccessat(s->root_fd, path, F_OK, 0) >= 0;
+}
+
 int udev_db_parse(const char *text, char ***ret) {
         _cleanup_(strv_freep) char **props = NULL, **lines = NULL;
         int r;
