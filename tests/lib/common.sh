@@ -96,13 +96,23 @@ loop_create() {
         fail "loop_create: no free loop index found"
 }
 
-# loop_remove NAME: detach one of our created loop devices and remove it: the disk goes away.
+# loop_remove NAME...: detach our created loop devices and remove them, all at the same time:
+# the disks go away.
 loop_remove() {
-        local dev="/dev/$1"
-        grep -qx "$dev" "$_CREATED" || fail "loop_remove: $1 was not created by loop_create"
-        losetup -d "$dev" 2>/dev/null || true
-        _loop_ctl_remove "${1#loop}" || fail "loop_remove: cannot remove $1"
-        sed -i "\\|^$dev\$|d" "$_LOOPS" "$_CREATED"
+        local n pids=()
+        for n in "$@"; do
+                grep -qx "/dev/$n" "$_CREATED" || fail "loop_remove: $n was not created by loop_create"
+        done
+        for n in "$@"; do
+                { losetup -d "/dev/$n" 2>/dev/null; _loop_ctl_remove "${n#loop}"; } &
+                pids+=($!)
+        done
+        for n in "${pids[@]}"; do
+                wait "$n" || fail "loop_remove: cannot remove $*"
+        done
+        for n in "$@"; do
+                sed -i "\\|^/dev/$n\$|d" "$_LOOPS" "$_CREATED"
+        done
 }
 
 qattr() { cat "/sys/block/$1/queue/$2"; }
