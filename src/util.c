@@ -208,6 +208,72 @@ bool string_is_printable(const char *s, size_t max) {
         return true;
 }
 
+size_t utf8_char_len(const char *s) {
+        const unsigned char *p = (const unsigned char *) s;
+        size_t n;
+        uint32_t c;
+
+        if (p[0] < 0x80)
+                return 1;
+        if (p[0] >= 0xc2 && p[0] <= 0xdf)
+                n = 2, c = p[0] & 0x1f;
+        else if (p[0] >= 0xe0 && p[0] <= 0xef)
+                n = 3, c = p[0] & 0x0f;
+        else if (p[0] >= 0xf0 && p[0] <= 0xf4)
+                n = 4, c = p[0] & 0x07;
+        else
+                return 0;
+        for (size_t i = 1; i < n; i++) {
+                if ((p[i] & 0xc0) != 0x80)
+                        return 0;
+                c = (c << 6) | (p[i] & 0x3f);
+        }
+        /* no overlong forms, no surrogates, nothing above U+10FFFF */
+        if ((n == 3 && c < 0x800) || (n == 4 && (c < 0x10000 || c > 0x10ffff)) ||
+            (c >= 0xd800 && c <= 0xdfff))
+                return 0;
+        return n;
+}
+
+char *escape_for_log(const char *s, size_t max) {
+        size_t len = strlen(s), shown = 0;
+        char *buf, *o;
+
+        /* at most 4 output bytes per input byte, "..." and the NUL */
+        buf = malloc((len < max ? len : max) * 4 + 8);
+        if (!buf)
+                return NULL;
+        o = buf;
+        while (*s) {
+                unsigned char c = (unsigned char) *s;
+                size_t n = utf8_char_len(s);
+
+                if (shown >= max) {
+                        o = stpcpy(o, "...");
+                        break;
+                }
+                shown++;
+                if (c == '\\') {
+                        *o++ = '\\';
+                        *o++ = (char) c;
+                        s++;
+                } else if (c == '\n' || c == '\t') {
+                        *o++ = '\\';
+                        *o++ = c == '\n' ? 'n' : 't';
+                        s++;
+                } else if (c < 0x20 || c == 0x7f || n == 0) {
+                        o += sprintf(o, "\\x%02x", c);
+                        s++;
+                } else {
+                        memcpy(o, s, n);
+                        o += n;
+                        s += n;
+                }
+        }
+        *o = 0;
+        return buf;
+}
+
 int read_fd_bounded(int fd, size_t max, char **ret, size_t *ret_size) {
         _cleanup_(freep) char *buf = NULL;
         size_t n = 0, alloc = 0;

@@ -28,6 +28,22 @@ char *strdup_printf(const char *fmt, ...) _printf_(1, 2);
 int free_and_strdup(char **p, const char *s);
 bool string_is_printable(const char *s, size_t max);
 
+/* The length of the valid UTF-8 character at @s (1-4), 0 for a byte that starts none. */
+size_t utf8_char_len(const char *s);
+
+/**
+ * escape_for_log() - make an untrusted string safe to print in one log line
+ * @s: the string (from a file, the command line, the kernel)
+ * @max: characters of @s to show at most; longer strings end in "..."
+ *
+ * Control characters, DEL, backslash and bytes that are no valid UTF-8 become C escapes
+ * (\n, \x1b, \xff, \\): a name with a newline cannot forge a second log line, nor binary
+ * junk drive a terminal or break the journal's UTF-8.
+ *
+ * Return: a new string, NULL on out of memory.
+ */
+char *escape_for_log(const char *s, size_t max);
+
 int read_file_bounded(int dirfd, const char *path, size_t max, char **ret, size_t *ret_size);
 int read_fd_bounded(int fd, size_t max, char **ret, size_t *ret_size);
 
