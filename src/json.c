@@ -1,5 +1,6 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 #include "json.h"
+#include "util.h"
 
 void json_string(FILE *f, const char *s) {
         if (!s) {
@@ -24,8 +25,20 @@ void json_string(FILE *f, const char *s) {
                 default:
                         if (*p < 0x20 || *p == 0x7f)
                                 fprintf(f, "\\u%04x", *p);
-                        else
+                        else if (*p < 0x80)
                                 fputc(*p, f);
+                        else {
+                                size_t n = utf8_char_len((const char *) p);
+
+                                /* JSON is UTF-8: a byte that is none (a file name can be
+                                 * anything) becomes U+FFFD. */
+                                if (n == 0)
+                                        fputs("\\ufffd", f);
+                                else {
+                                        fwrite(p, 1, n, f);
+                                        p += n - 1;
+                                }
+                        }
                 }
         }
         fputc('"', f);
