@@ -38,8 +38,9 @@ typedef struct WorkerPoolOps {
  */
 int worker_pool_new(unsigned max_threads, const WorkerPoolOps *ops, void *userdata, WorkerPool **ret);
 
-/* Stops the threads after the items they run now; queued items are not run (the caller gets
- * them back from worker_pool_free's @ret_unrun, or they are leaked if it passes NULL). */
+/* Stops the threads after the items they run now; queued items are not run. Every item not
+ * taken with worker_pool_take_done(), run or not, is handed back in @ret_unrun (the caller
+ * frees them; with NULL they are left to the caller's own bookkeeping). */
 WorkerPool *worker_pool_free(WorkerPool *p, WorkItem **ret_unrun);
 
 /* The fd to watch for EPOLLIN: readable when finished items are waiting. */
