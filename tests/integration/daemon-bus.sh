@@ -38,21 +38,21 @@ for d in $a $b; do
 done
 [ "$(queue_snapshot "$c")" = "$c_before" ] || fail "$c has no rule but was changed"
 
-mgr ListDisks | grep -q "\"$a\" \"/org/iosched1/disk/$a\"" || fail "ListDisks lacks $a"
+mgr ListDisks | has "\"$a\" \"/org/iosched1/disk/$a\"" || fail "ListDisks lacks $a"
 [ "$(mgr GetDisk s "$a")" = "o \"/org/iosched1/disk/$a\"" ] || fail "GetDisk $a"
 [ "$(mgr GetDisk s "/dev/$a")" = "o \"/org/iosched1/disk/$a\"" ] || fail "GetDisk /dev/$a"
 [ "$(disk_prop "$a" Scheduler)" = 's "mq-deadline"' ] || fail "Scheduler: $(disk_prop "$a" Scheduler)"
 [ "$(disk_prop "$a" NrRequests)" = "x 32" ] || fail "NrRequests: $(disk_prop "$a" NrRequests)"
 [ "$(disk_prop "$a" Transport)" = 's "loop"' ] || fail "Transport"
-disk_prop "$a" Tunables | grep -q '"fifo_batch" "8"' || fail "Tunables: $(disk_prop "$a" Tunables)"
-disk_prop "$a" Desired | grep -q "\"nr_requests\" \"32\" \"test\" \"$root/etc/iosched.conf\" 5" \
+disk_prop "$a" Tunables | has '"fifo_batch" "8"' || fail "Tunables: $(disk_prop "$a" Tunables)"
+disk_prop "$a" Desired | has "\"nr_requests\" \"32\" \"test\" \"$root/etc/iosched.conf\" 5" \
         || fail "Desired: $(disk_prop "$a" Desired)"
-disk_prop "$a" MatchedRules | grep -q "\"test\" \"$root/etc/iosched.conf\" 1" || fail "MatchedRules"
-disk_prop "$a" LastChanges | grep -q '"scheduler" "none" "mq-deadline"' || fail "LastChanges: $(disk_prop "$a" LastChanges)"
+disk_prop "$a" MatchedRules | has "\"test\" \"$root/etc/iosched.conf\" 1" || fail "MatchedRules"
+disk_prop "$a" LastChanges | has '"scheduler" "none" "mq-deadline"' || fail "LastChanges: $(disk_prop "$a" LastChanges)"
 [ "$(disk_prop "$c" Desired)" = "a(ssssu) 0" ] || fail "$c: Desired $(disk_prop "$c" Desired)"
-mgr_prop ConfigFiles | grep -q "$root/etc/iosched.conf" || fail "ConfigFiles"
+mgr_prop ConfigFiles | has "$root/etc/iosched.conf" || fail "ConfigFiles"
 [ "$(mgr_prop ConfigErrors)" = "as 0" ] || fail "ConfigErrors"
-mgr_prop Version | grep -q '^s "' || fail "Version"
+mgr_prop Version | has '^s "' || fail "Version"
 
 # Plan: everything is right, nothing to write.
 plan=$(mgr Plan s "$a")
@@ -63,12 +63,12 @@ plan=$(mgr Plan s "$a")
 # Applied and PropertiesChanged.
 monitor_start "$TEST_TMP/signals"
 echo 128 >"/sys/block/$a/queue/nr_requests"
-mgr Plan s "$a" | grep -q '"nr_requests" "128" "32" "write"' || fail "Plan after drift: $(mgr Plan s "$a")"
+mgr Plan s "$a" | has '"nr_requests" "128" "32" "write"' || fail "Plan after drift: $(mgr Plan s "$a")"
 writes_before=$(mgr_prop WritesDone | cut -d' ' -f2)
 mgr Apply s "$a"
 [ "$(qattr "$a" nr_requests)" = 32 ] || fail "Apply did not restore nr_requests"
 [ "$(mgr_prop WritesDone | cut -d' ' -f2)" = $((writes_before + 1)) ] || fail "WritesDone: $(mgr_prop WritesDone)"
-disk_prop "$a" LastChanges | grep -q '"nr_requests" "128" "32"' || fail "LastChanges after Apply"
+disk_prop "$a" LastChanges | has '"nr_requests" "128" "32"' || fail "LastChanges after Apply"
 # A scheduler switch seen by the daemon changes the Scheduler property.
 echo none >"/sys/block/$b/queue/scheduler"
 mgr ApplyAll
@@ -93,10 +93,10 @@ for iface in org.iosched1.Manager org.iosched1.Disk; do
                 <(busctl introspect --xml-interface org.iosched1 "$path" | sed -n "$extract") \
                 || fail "dbus/org.iosched1.xml differs from the live $iface"
 done
-busctl introspect --xml-interface org.iosched1 /org/iosched1 | grep -q 'org.freedesktop.DBus.ObjectManager' \
+busctl introspect --xml-interface org.iosched1 /org/iosched1 | has 'org.freedesktop.DBus.ObjectManager' \
         || fail "no ObjectManager"
 busctl call org.iosched1 /org/iosched1 org.freedesktop.DBus.ObjectManager GetManagedObjects \
-        | grep -q "/org/iosched1/disk/$a" || fail "GetManagedObjects lacks $a"
+        | has "/org/iosched1/disk/$a" || fail "GetManagedObjects lacks $a"
 
 # Bad input: a named error each time; nothing written; the daemon keeps running.
 a_before=$(queue_snapshot "$a")

@@ -52,12 +52,12 @@ grep -q "\"member\":\"InterfacesAdded\".*/org/iosched1/disk/loop$n1" "$TEST_TMP/
 
 # Detach and remove one: it leaves the bus.
 loop_detach_remove "$n1"
-wait_until 2 sh -c "! busctl call org.iosched1 /org/iosched1 org.iosched1.Manager ListDisks | grep -q '\"loop$n1\"'" \
+wait_until 2 sh -c "! busctl call org.iosched1 /org/iosched1 org.iosched1.Manager ListDisks | grep -c '\"loop$n1\"'" \
         || fail "loop$n1 still listed after removal"
 expect_error org.iosched1.Error.NoSuchDisk GetDisk "loop$n1"
 wait_until 2 grep -q "\"member\":\"InterfacesRemoved\".*/org/iosched1/disk/loop$n1" "$TEST_TMP/signals" \
         || fail "no InterfacesRemoved for loop$n1"
-mgr ListDisks | grep -q "\"loop$n2\"" || fail "loop$n2 vanished too"
+mgr ListDisks | has "\"loop$n2\"" || fail "loop$n2 vanished too"
 
 # A change event (as "udevadm trigger" sends) costs no write: the disk is already right.
 writes=$(mgr_prop WritesDone)

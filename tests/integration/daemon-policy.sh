@@ -30,8 +30,8 @@ busctl call org.iosched1 /org/iosched1 org.iosched1.Manager SetPolicy 'sa{sv}b' 
 [ "$(qattr "$a" nr_requests)" = 64 ] || fail "SetPolicy did not apply: $(qattr "$a" nr_requests)"
 grep -qx "match.name = $a" "$persistent" || fail "drop-in does not match by name: $(cat "$persistent")"
 grep -qx "nr_requests = 64" "$persistent" || fail "drop-in: $(cat "$persistent")"
-disk_prop "$a" Desired | grep -q "\"nr_requests\" \"64\" \"ioschedd\" \"$persistent\"" || fail "Desired: $(disk_prop "$a" Desired)"
-ls -A "$root/etc/iosched.d" | grep -q '^\.#' && fail "temporary file left behind"
+disk_prop "$a" Desired | has "\"nr_requests\" \"64\" \"ioschedd\" \"$persistent\"" || fail "Desired: $(disk_prop "$a" Desired)"
+ls -A "$root/etc/iosched.d" | has '^\.#' && fail "temporary file left behind"
 
 # Settings merge into the disk's drop-in; a string value is parsed like the config file's.
 busctl call org.iosched1 /org/iosched1 org.iosched1.Manager SetPolicy 'sa{sv}b' "$a" 1 read_ahead_kb s 256 false
@@ -59,7 +59,7 @@ echo 1000 >"/sys/block/$a/queue/wbt_lat_usec"
 ioschedd_start --config-root "$root"
 [ "$(qattr "$a" nr_requests)" = 64 ] || fail "after reboot: nr_requests $(qattr "$a" nr_requests), expected the persistent 64"
 [ "$(qattr "$a" wbt_lat_usec)" = 1000 ] || fail "after reboot: the runtime wbt_lat_usec was applied"
-disk_prop "$a" Desired | grep -q wbt_lat_usec && fail "runtime setting still desired after reboot"
+disk_prop "$a" Desired | has wbt_lat_usec && fail "runtime setting still desired after reboot"
 
 # An empty value removes one key from the drop-in.
 busctl call org.iosched1 /org/iosched1 org.iosched1.Manager SetPolicy 'sa{sv}b' "$a" 1 read_ahead_kb s "" false
@@ -77,9 +77,9 @@ read_ahead_kb = banana
 CONF
 expect_error org.iosched1.Error.ConfigInvalid Reload
 errs=$(mgr_prop ConfigErrors)
-echo "$errs" | grep -q "$conf:4: invalid value \\\\\"banana\\\\\" for read_ahead_kb" \
-        || echo "$errs" | grep -q "$conf:4: invalid value" || fail "ConfigErrors: $errs"
-mgr_prop ConfigFiles | grep -q "$conf" || fail "ConfigFiles lost the file in force"
+echo "$errs" | has "$conf:4: invalid value \\\\\"banana\\\\\" for read_ahead_kb" \
+        || echo "$errs" | has "$conf:4: invalid value" || fail "ConfigErrors: $errs"
+mgr_prop ConfigFiles | has "$conf" || fail "ConfigFiles lost the file in force"
 echo 128 >"/sys/block/$a/queue/nr_requests"
 mgr Apply s "$a"
 [ "$(qattr "$a" nr_requests)" = 32 ] || fail "the previous policy is not in force after a failed reload"

@@ -28,6 +28,6 @@ echo none >"/sys/block/$a/queue/scheduler"
 wait_until 3 sh -c "grep -q '\\[mq-deadline\\]' /sys/block/$a/queue/scheduler" \
         || fail "verify did not restore the scheduler: $(qattr "$a" scheduler)"
 wait_until 2 sh -c "[ \"\$(cat /sys/block/$a/queue/nr_requests)\" = 32 ]" || fail "nr_requests after the switch"
-disk_prop "$a" LastChanges | grep -q '"scheduler" "none" "mq-deadline"' || fail "LastChanges: $(disk_prop "$a" LastChanges)"
+disk_prop "$a" LastChanges | has '"scheduler" "none" "mq-deadline"' || fail "LastChanges: $(disk_prop "$a" LastChanges)"
 grep -q "$a: scheduler none -> mq-deadline" "$IOSCHEDD_LOG" || fail "no log line for the change"
 log "ok"

@@ -197,3 +197,7 @@ loop_detach_remove() {
         log "cannot remove loop$n"
         return 1
 }
+
+# has [GREP OPTIONS] PATTERN: like "grep -q", but reads all of its input, so that the writer
+# of a long output never dies of SIGPIPE (which "set -o pipefail" would turn into a failure).
+has() { grep "$@" >/dev/null; }
