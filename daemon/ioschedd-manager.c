@@ -687,6 +687,7 @@ int manager_new(Manager **ret) {
         m->config_root = "/";
         m->n_workers = IOSCHEDD_WORKERS_DEFAULT;
         m->monitor_enabled = true;
+        m->monitor_buffer = IOSCHEDD_MONITOR_BUFFER;
         *ret = m;
         return 0;
 }
@@ -742,7 +743,7 @@ static int manager_start_monitor(Manager *m) {
                 return log_error_errno(r, "Cannot filter the udev monitor: %m");
         /* Storms of add events (hundreds of disks at once) must not overflow the socket; if
          * they do anyway, ENOBUFS makes us read every disk again. */
-        r = udev_monitor_set_receive_buffer_size(m->monitor, IOSCHEDD_MONITOR_BUFFER);
+        r = udev_monitor_set_receive_buffer_size(m->monitor, m->monitor_buffer);
         if (r < 0)
                 log_warning_errno(r, "Cannot enlarge the udev monitor's buffer: %m");
         r = udev_monitor_enable_receiving(m->monitor);

@@ -113,6 +113,7 @@ struct Manager {
         unsigned n_workers;
         uint64_t verify_usec;           /* 0: off */
         bool monitor_enabled;
+        int monitor_buffer;             /* receive buffer of the udev monitor, bytes */
 
         Config *config;
         char **config_errors;           /* of the last load, whether or not it took effect */

@@ -17,9 +17,11 @@ static struct {
         const char *config, *root, *config_root;
         uint64_t verify_usec;
         unsigned workers;
+        int monitor_buffer;
         int log_level;
         bool no_monitor;
-} arg = { .root = "/", .config_root = "/", .workers = IOSCHEDD_WORKERS_DEFAULT, .log_level = -1 };
+} arg = { .root = "/", .config_root = "/", .workers = IOSCHEDD_WORKERS_DEFAULT,
+          .monitor_buffer = IOSCHEDD_MONITOR_BUFFER, .log_level = -1 };
 
 static void help(void) {
         printf("%s [OPTIONS...]\n\n"
@@ -35,7 +37,9 @@ static void help(void) {
                "                            what drifted (0, the default: never)\n"
                "     --workers=N            At most N sysfs writes in flight (default %d)\n"
                "     --log-level=LEVEL      err, warning, notice, info (default), debug\n"
-               "     --no-monitor           Do not listen to udev events (tests)\n\n"
+               "     --no-monitor           Do not listen to udev events (tests)\n"
+               "     --monitor-buffer=BYTES The udev monitor's receive buffer (default 128 MiB;\n"
+               "                            tests make it small to provoke lost events)\n\n"
                "The bus is the system bus, or $DBUS_SYSTEM_BUS_ADDRESS. Ready (sd_notify READY=1,\n"
                "and the name org.iosched1 taken) once every disk went through its first pass.\n"
                "SIGHUP reloads the configuration, like the Reload method.\n",
@@ -52,6 +56,7 @@ static int parse_argv(int argc, char *argv[]) {
                 ARG_WORKERS,
                 ARG_LOG_LEVEL,
                 ARG_NO_MONITOR,
+                ARG_MONITOR_BUFFER,
         };
         static const struct option options[] = {
                 { "help", no_argument, NULL, 'h' },
@@ -63,6 +68,7 @@ static int parse_argv(int argc, char *argv[]) {
                 { "workers", required_argument, NULL, ARG_WORKERS },
                 { "log-level", required_argument, NULL, ARG_LOG_LEVEL },
                 { "no-monitor", no_argument, NULL, ARG_NO_MONITOR },
+                { "monitor-buffer", required_argument, NULL, ARG_MONITOR_BUFFER },
                 {}
         };
         int64_t v;
@@ -110,6 +116,14 @@ static int parse_argv(int argc, char *argv[]) {
                         break;
                 case ARG_NO_MONITOR:
                         arg.no_monitor = true;
+                        break;
+                case ARG_MONITOR_BUFFER:
+                        r = safe_atoi64(optarg, 1024, 1024 * 1024 * 1024, &v);
+                        if (r < 0) {
+                                log_error("Invalid --monitor-buffer \"%s\": 1024 to 1073741824 bytes.", optarg);
+                                return -EINVAL;
+                        }
+                        arg.monitor_buffer = (int) v;
                         break;
                 default:
                         return -EINVAL;
@@ -208,6 +222,7 @@ static int run(int argc, char *argv[]) {
         m->n_workers = arg.workers;
         m->verify_usec = arg.verify_usec;
         m->monitor_enabled = !arg.no_monitor;
+        m->monitor_buffer = arg.monitor_buffer;
         m->on_initial_pass_done = on_initial_pass_done;
 
         r = sd_event_default(&m->event);
