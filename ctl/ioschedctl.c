@@ -146,7 +146,8 @@ static int read_disk_props(sd_bus_message *m, DiskInfo *d) {
                         uint32_t line;
 
                         r = sd_bus_message_enter_container(m, 'a', "(ssssu)");
-                        while (r >= 0 && (r = sd_bus_message_read(m, "(ssssu)", &k, &v, &rule, &file, &line)) > 0) {
+                        while (r >= 0 &&
+                               (r = sd_bus_message_read(m, "(ssssu)", &k, &v, &rule, &file, &line)) > 0) {
                                 Desired *a = realloc(d->desired, sizeof(Desired) * (d->n_desired + 1));
                                 if (!a)
                                         return -ENOMEM;
@@ -425,9 +426,13 @@ static int verb_explain(sd_bus *bus, char **args) {
 
                 if (id == ATTR_IOSCHED)
                         continue;
-                explain_line(a->key, id == ATTR_SCHEDULER ? (d.scheduler && *d.scheduler ? d.scheduler : NULL)
-                                                          : (d.attrs[id] < 0 ? NULL : attr_text(&d, id, buf, sizeof(buf))),
-                             find_desired(&d, a->key), &first);
+                const char *cur;
+
+                if (id == ATTR_SCHEDULER)
+                        cur = d.scheduler && *d.scheduler ? d.scheduler : NULL;
+                else
+                        cur = d.attrs[id] < 0 ? NULL : attr_text(&d, id, buf, sizeof(buf));
+                explain_line(a->key, cur, find_desired(&d, a->key), &first);
         }
         for (size_t i = 0; d.tunables && d.tunables[i] && d.tunables[i + 1]; i += 2) {
                 _cleanup_(freep) char *key = strdup_printf(IOSCHED_KEY_PREFIX "%s", d.tunables[i]);
@@ -453,7 +458,8 @@ static int plan_one(sd_bus *bus, const char *name, bool *first, bool quiet_gone)
         bool any = false;
         int r;
 
-        r = sd_bus_call_method(bus, BUS_NAME, MANAGER_PATH, MANAGER_IFACE, "Plan", &error, &reply, "s", name);
+        r = sd_bus_call_method(bus, BUS_NAME, MANAGER_PATH, MANAGER_IFACE, "Plan", &error, &reply,
+                               "s", name);
         if (r < 0 && quiet_gone && sd_bus_error_has_name(&error, "org.iosched1.Error.NoSuchDisk")) {
                 /* Listed a moment ago, gone now: not an error of a plan of every disk. */
                 sd_bus_error_free(&error);

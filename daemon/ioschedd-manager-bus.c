@@ -594,14 +594,16 @@ static int property_get_version(sd_bus *bus, const char *path, const char *inter
         return sd_bus_message_append(reply, "s", IOSCHED_VERSION);
 }
 
+#define EC SD_BUS_VTABLE_PROPERTY_EMITS_CHANGE
+
 const sd_bus_vtable manager_vtable[] = {
         SD_BUS_VTABLE_START(0),
         SD_BUS_PROPERTY("Version", "s", property_get_version, 0, SD_BUS_VTABLE_PROPERTY_CONST),
-        SD_BUS_PROPERTY("ConfigFiles", "as", property_get_config_files, 0, SD_BUS_VTABLE_PROPERTY_EMITS_CHANGE),
-        SD_BUS_PROPERTY("ConfigErrors", "as", property_get_config_errors, 0, SD_BUS_VTABLE_PROPERTY_EMITS_CHANGE),
-        SD_BUS_PROPERTY("WritesDone", "t", property_get_counter, 0, SD_BUS_VTABLE_PROPERTY_EMITS_CHANGE),
-        SD_BUS_PROPERTY("WritesSkipped", "t", property_get_counter, 0, SD_BUS_VTABLE_PROPERTY_EMITS_CHANGE),
-        SD_BUS_PROPERTY("WriteErrors", "t", property_get_counter, 0, SD_BUS_VTABLE_PROPERTY_EMITS_CHANGE),
+        SD_BUS_PROPERTY("ConfigFiles", "as", property_get_config_files, 0, EC),
+        SD_BUS_PROPERTY("ConfigErrors", "as", property_get_config_errors, 0, EC),
+        SD_BUS_PROPERTY("WritesDone", "t", property_get_counter, 0, EC),
+        SD_BUS_PROPERTY("WritesSkipped", "t", property_get_counter, 0, EC),
+        SD_BUS_PROPERTY("WriteErrors", "t", property_get_counter, 0, EC),
         SD_BUS_PROPERTY("DisksPending", "u", property_get_pending, 0, 0),
 
         SD_BUS_METHOD_WITH_ARGS("ListDisks", SD_BUS_NO_ARGS, SD_BUS_RESULT("a(so)", disks),
@@ -684,7 +686,8 @@ void manager_bus_reply_request(Request *req, const Job *j) {
                 else
                         r = reply_plan(call, j);
         } else if (req->n_failed > 0)
-                r = sd_bus_reply_method_errorf(call, BUS_ERROR_WRITE_FAILED, "%s%u write(s) failed. First: %s",
+                r = sd_bus_reply_method_errorf(call, BUS_ERROR_WRITE_FAILED,
+                                               "%s%u write(s) failed. First: %s",
                                                strempty(req->note), req->n_failed,
                                                strna(req->first_failure));
         else if (req->one_disk && req->n_gone > 0)

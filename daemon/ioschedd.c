@@ -120,7 +120,8 @@ static int parse_argv(int argc, char *argv[]) {
                 case ARG_MONITOR_BUFFER:
                         r = safe_atoi64(optarg, 1024, 1024 * 1024 * 1024, &v);
                         if (r < 0) {
-                                log_error("Invalid --monitor-buffer \"%s\": 1024 to 1073741824 bytes.", optarg);
+                                log_error("Invalid --monitor-buffer \"%s\": 1024 to 1073741824 bytes.",
+                                          optarg);
                                 return -EINVAL;
                         }
                         arg.monitor_buffer = (int) v;
