@@ -442,8 +442,10 @@ static void job_finished(Manager *m, Job *j) {
                                 m->counters_changed = true;
                         free(d->last_error);
                         d->last_error = report_first_failure(j->report);
+                        /* The requests below still read the job's report: share it until
+                         * the job is freed. */
                         plan_free(d->last_report);
-                        d->last_report = TAKE_PTR(j->report);
+                        d->last_report = j->report;
                         clock_gettime(CLOCK_REALTIME, &ts);
                         d->last_applied = (uint64_t) ts.tv_sec * 1000000 + ts.tv_nsec / 1000;
                 }
@@ -460,6 +462,8 @@ static void job_finished(Manager *m, Job *j) {
 
         for (size_t i = 0; i < j->n_requests; i++)
                 request_job_done(j->requests[i], j);
+        if (!d->gone && d->last_report == j->report)
+                j->report = NULL;       /* now the disk's */
 
         if (gone && !d->gone) {
                 log_debug("%s: gone while it was read or written.", d->name);

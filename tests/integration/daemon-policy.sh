@@ -65,6 +65,14 @@ disk_prop "$a" Desired | has wbt_lat_usec && fail "runtime setting still desired
 busctl call org.iosched1 /org/iosched1 org.iosched1.Manager SetPolicy 'sa{sv}b' "$a" 1 read_ahead_kb s "" false
 grep -q read_ahead_kb "$persistent" && fail "empty value did not remove the key"
 
+# A value the kernel refuses: the call says which write failed, the disk shows it.
+errors_before=$(mgr_prop WriteErrors | cut -d' ' -f2)
+expect_error org.iosched1.Error.WriteFailed SetPolicy "$a" "{'scheduler': <'mq-deadline'>, 'nr_requests': <'100000'>}" true
+disk_prop "$a" LastError | has "nr_requests" || fail "LastError: $(disk_prop "$a" LastError)"
+[ "$(mgr_prop WriteErrors | cut -d' ' -f2)" -gt "$errors_before" ] || fail "WriteErrors did not count"
+mgr ResetPolicy sb "$a" true
+[ "$(disk_prop "$a" LastError)" = 's ""' ] || fail "LastError not cleared: $(disk_prop "$a" LastError)"
+
 # ResetPolicy removes the drop-in: the main file's value is in force again.
 mgr ResetPolicy sb "$a" false
 [ -e "$persistent" ] && fail "ResetPolicy left $persistent"
