@@ -417,6 +417,10 @@ static void job_finished(Manager *m, Job *j) {
 
         assert(d->running == j);
         d->running = NULL;
+        log_debug("%s: %s done in %llu ms (%u written, %u already right)%s", d->name,
+                  j->kind == JOB_APPLY ? "apply" : "plan",
+                  (unsigned long long) (j->usec_end - j->usec_start) / 1000, j->stats.written,
+                  j->stats.skipped, j->error < 0 ? ", failed" : "");
 
         if (!d->gone && !gone && j->error >= 0) {
                 bool first = !d->disk;

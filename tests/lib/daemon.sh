@@ -172,15 +172,24 @@ loop_pick_free() {
         fail "no free loop number"
 }
 
-# loop_add_attach N [SIZE_MB]: create loopN and attach a new backing file; detached and
-# removed at exit (by its own handler: common.sh detaches its loops after the handlers ran).
-loop_add_attach() {
+# loop_add N: create loopN (unattached: a disk of size 0, with a queue); detached and removed
+# at exit (by its own handler: common.sh detaches its loops after the handlers ran).
+loop_add() {
+        loop_ctl $LOOP_CTL_ADD "$1" || fail "cannot create loop$1"
+        on_exit "loop_detach_remove $1"
+}
+
+# loop_attach N [SIZE_MB]: attach a new backing file to loopN.
+loop_attach() {
         local n=$1 size=${2:-16} img
         img=$(mktemp "$TEST_TMP/loop.XXXXXX.img")
         truncate -s "${size}M" "$img"
-        loop_ctl $LOOP_CTL_ADD "$n" || fail "cannot create loop$n"
-        on_exit "loop_detach_remove $n"
         losetup "/dev/loop$n" "$img" || fail "cannot attach loop$n"
+}
+
+loop_add_attach() {
+        loop_add "$1"
+        loop_attach "$@"
 }
 
 # loop_detach_remove N: detach loopN (if attached) and remove the device: a "remove" uevent.
