@@ -27,7 +27,7 @@ echo 128 >"/sys/block/$b/queue/read_ahead_kb"
 c_before=$(queue_snapshot "$c")
 
 bus_start
-ioschedd_start --config-root "$root"
+ioschedd_start --config-root "$root" --no-monitor
 
 # The name is taken after the first pass: both disks are at their policy already.
 for d in $a $b; do

@@ -19,7 +19,7 @@ iosched.fifo_batch = 8
 nr_requests = 32
 CONF
 bus_start
-ioschedd_start --config-root "$root"
+ioschedd_start --config-root "$root" --no-monitor
 ctl() { "$IOSCHEDCTL" --no-ask-password "$@"; }
 
 # status: a table with the disk, and JSON that a JSON parser takes.

@@ -34,7 +34,7 @@ listener=$!
 on_exit "kill $listener"
 wait_until 5 test -S "$sock" || fail "no notification socket"
 
-NOTIFY_SOCKET="$sock" WATCHDOG_USEC=400000 ioschedd_start --config-root "$root"
+NOTIFY_SOCKET="$sock" WATCHDOG_USEC=400000 ioschedd_start --config-root "$root" --no-monitor
 wait_until 3 has -x READY=1 "$TEST_TMP/notifications" || fail "no READY=1: $(cat "$TEST_TMP/notifications")"
 has '^STATUS=.*disks' "$TEST_TMP/notifications" || fail "no STATUS="
 # The name is taken before READY=1 is sent: a client may call as soon as systemd says ready.

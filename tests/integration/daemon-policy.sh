@@ -21,7 +21,7 @@ persistent="$root/etc/iosched.d/98-ioschedd-name-$a.conf"
 runtime="$root/run/iosched.d/99-ioschedd-name-$a.conf"
 
 bus_start
-ioschedd_start --config-root "$root"
+ioschedd_start --config-root "$root" --no-monitor
 [ "$(qattr "$a" nr_requests)" = 32 ] || fail "first pass"
 
 # Persistent, typed as an administrator would: an integer variant.
@@ -48,7 +48,7 @@ busctl call org.iosched1 /org/iosched1 org.iosched1.Manager SetPolicy 'sa{sv}b' 
 # Restart: both survive (the runtime directory lives until reboot).
 ioschedd_stop
 echo 128 >"/sys/block/$a/queue/nr_requests"
-ioschedd_start --config-root "$root"
+ioschedd_start --config-root "$root" --no-monitor
 [ "$(qattr "$a" nr_requests)" = 16 ] || fail "after restart: nr_requests $(qattr "$a" nr_requests)"
 
 # "Reboot": /run is empty, the persistent setting stays, the runtime ones are gone.
@@ -56,7 +56,7 @@ ioschedd_stop
 rm -rf "$root/run"
 echo 128 >"/sys/block/$a/queue/nr_requests"
 echo 1000 >"/sys/block/$a/queue/wbt_lat_usec"
-ioschedd_start --config-root "$root"
+ioschedd_start --config-root "$root" --no-monitor
 [ "$(qattr "$a" nr_requests)" = 64 ] || fail "after reboot: nr_requests $(qattr "$a" nr_requests), expected the persistent 64"
 [ "$(qattr "$a" wbt_lat_usec)" = 1000 ] || fail "after reboot: the runtime wbt_lat_usec was applied"
 disk_prop "$a" Desired | has wbt_lat_usec && fail "runtime setting still desired after reboot"
@@ -106,7 +106,7 @@ mgr ResetPolicy sb "$a" false
 
 # --config FILE: the policy of one file; nothing can be saved.
 ioschedd_stop
-ioschedd_start --config "$conf"
+ioschedd_start --config "$conf" --no-monitor
 expect_error org.iosched1.Error.NotSupported SetPolicy "$a" "{'nr_requests': <'64'>}" false
 expect_error org.iosched1.Error.NotSupported ResetPolicy "$a" false
 [ -z "$(find "$root" -name '98-*' -o -name '99-*')" ] || fail "drop-ins written with --config"

@@ -25,7 +25,7 @@ nr_requests = 32
 CONF
 
 bus_start /usr/share/dbus-1/system.d/org.freedesktop.PolicyKit1.conf
-ioschedd_start --config-root "$root"
+ioschedd_start --config-root "$root" --no-monitor
 
 # busctl and gdbus as the unprivileged user.
 u_mgr() { as_unpriv busctl call org.iosched1 /org/iosched1 org.iosched1.Manager "$@"; }

@@ -52,7 +52,7 @@ reader() {
 storm() {
         local workers=$1 t0 t1 rpid
         write_conf mq-deadline 32
-        ioschedd_start --config-root "$root" --workers="$workers"
+        ioschedd_start --config-root "$root" --workers="$workers" --no-monitor
         all_at mq-deadline || fail "first pass did not set mq-deadline"
         write_conf none 16
         rm -f "$TEST_TMP/stop" "$TEST_TMP/reads"
