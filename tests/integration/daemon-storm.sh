@@ -48,7 +48,8 @@ reader() {
 }
 
 # storm WORKERS: start on policy A, then Reload onto policy B with property reads running.
-# Prints "duration_ms reads_during max_read_ms p50_read_ms".
+# Prints "duration_ms reads_overlapping reads_inside max_read_ms p50_read_ms": reads inside
+# the storm were sent after it began and answered before it ended.
 storm() {
         local workers=$1 t0 t1 rpid
         write_conf mq-deadline 32
@@ -69,22 +70,25 @@ storm() {
         grep -q failed "$TEST_TMP/reads" && fail "a property read failed during the storm"
         ioschedd_stop
         awk -v t0="$t0" -v t1="$t1" '
-                { lat = ($2 - $1) / 1e6; if ($2 >= t0 && $1 <= t1) { n++; l[n] = lat; if (lat > max) max = lat } }
-                END { asort(l); printf "%d %d %.0f %.0f\n", (t1 - t0) / 1e6, n, max, n ? l[int((n + 1) / 2)] : 0 }' \
+                { lat = ($2 - $1) / 1e6; if ($2 >= t0 && $1 <= t1) { n++; l[n] = lat; if (lat > max) max = lat }
+                  if ($1 >= t0 && $2 <= t1) inside++ }
+                END { asort(l); printf "%d %d %d %.0f %.0f\n", (t1 - t0) / 1e6, n, inside, max, n ? l[int((n + 1) / 2)] : 0 }' \
                 "$TEST_TMP/reads"
 }
 
 bus_start
-read -r serial_ms serial_reads serial_max serial_p50 < <(storm 1)
-log "one writer: $N disks in $serial_ms ms; $serial_reads property reads meanwhile, p50 $serial_p50 ms, max $serial_max ms"
-read -r par_ms par_reads par_max par_p50 < <(storm 32)
-log "32 writers: $N disks in $par_ms ms; $par_reads property reads meanwhile, p50 $par_p50 ms, max $par_max ms"
+read -r serial_ms serial_reads serial_inside serial_max serial_p50 < <(storm 1)
+log "one writer: $N disks in $serial_ms ms; $serial_reads property reads meanwhile ($serial_inside sent and answered within), p50 $serial_p50 ms, max $serial_max ms"
+read -r par_ms par_reads par_inside par_max par_p50 < <(storm 32)
+log "32 writers: $N disks in $par_ms ms; $par_reads property reads meanwhile ($par_inside sent and answered within), p50 $par_p50 ms, max $par_max ms"
 
 # "Well under": at most half the time of one writer.
 [ $((par_ms * 2)) -lt "$serial_ms" ] || fail "parallel ($par_ms ms) is not well under serial ($serial_ms ms)"
-# The loop never waits for a write: reads are answered during the long (serial) storm, and
-# none of them waits for the storm to end.
-[ "$serial_reads" -ge 3 ] || fail "only $serial_reads property reads answered during a $serial_ms ms storm"
-[ $((serial_max * 2)) -lt "$serial_ms" ] || fail "a property read waited $serial_max ms of a $serial_ms ms storm"
+# The loop never waits for a write: during the long (serial) storm, reads are sent and answered
+# before it ends (a loop blocked for the storm would answer none of them before the end), and
+# the typical read takes a small part of it. (The slowest read is reported, not checked: on a
+# machine shared with other work a busctl process can wait seconds for a CPU.)
+[ "$serial_inside" -ge 3 ] || fail "only $serial_inside property reads sent and answered during a $serial_ms ms storm"
+[ $((serial_p50 * 4)) -lt "$serial_ms" ] || fail "property reads took $serial_p50 ms (median) during a $serial_ms ms storm"
 [ "$par_reads" -ge 1 ] || fail "no property read answered during the parallel storm"
 log "ok"
