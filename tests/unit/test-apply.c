@@ -299,6 +299,35 @@ static void test_write_not_confirmed(void **state) {
         assert_int_equal(find(p, "nr_requests")->outcome, OUTCOME_FAILED);
         assert_non_null(strstr(find(p, "nr_requests")->reason, "reads back \"256\""));
         assert_int_equal(st.failed, 1);
+        /* written once more in case another writer came in between, then given up */
+        assert_int_equal(sysfs_get_n_writes(c.s), 2);
+        plan_free(p);
+        teardown(&c);
+}
+
+/* Another writer changes the value right after ours (the kernel resets read_ahead_kb when a
+ * loop device is detached): one more write, and it holds. */
+static int racing_hook(Sysfs *s, int fd, const char *disk, const char *rel, const char *value,
+                       void *userdata) {
+        FakeKernel *k = userdata;
+        int r = fake_kernel_write_hook(s, fd, disk, rel, value, k);
+
+        if (r >= 0 && k->n_writes == 1)
+                fake_write(k, "sys/class/block/sda/queue/nr_requests", "128");
+        return r;
+}
+
+static void test_value_changed_after_write(void **state) {
+        ApplyStats st = {};
+        Plan *p;
+        Ctx c;
+
+        setup(&c, &ssd, "nr_requests = 32\n");
+        sysfs_set_hooks(c.s, NULL, racing_hook, c.k);
+        p = run(&c, "sda", 0, &st);
+        assert_int_equal(find(p, "nr_requests")->outcome, OUTCOME_WRITTEN);
+        assert_int_equal(st.failed, 0);
+        assert_int_equal(c.k->n_writes, 2);
         plan_free(p);
         teardown(&c);
 }
@@ -364,6 +393,7 @@ int main(void) {
                 cmocka_unit_test(test_replaced_disk),
                 cmocka_unit_test(test_half_deleted_disk),
                 cmocka_unit_test(test_write_not_confirmed),
+                cmocka_unit_test(test_value_changed_after_write),
                 cmocka_unit_test(test_dry_run),
                 cmocka_unit_test(test_bad_names_never_reach_paths),
                 cmocka_unit_test(test_list_disks),
