@@ -18,10 +18,10 @@ command -v udevadm >/dev/null || fail "udevadm is not installed (apt-get install
 grep -qs 'OPTIONS+="watch"' /lib/udev/rules.d/60-block.rules /usr/lib/udev/rules.d/60-block.rules ||
         fail "systemd's 60-block.rules with its watch option is not installed"
 udevd_ensure
-udevd_pid=$(pgrep -x systemd-udevd | head -1)
+udevd_pid=$(pgrep -r R,S,D,I -x systemd-udevd | head -1)
 # udevd_same: the udevd of the start of the test still runs (another test may stop one it
 # started while this one uses it).
-udevd_same() { [ "$(pgrep -x systemd-udevd | head -1)" = "$udevd_pid" ]; }
+udevd_same() { [ "$(pgrep -r R,S,D,I -x systemd-udevd | head -1)" = "$udevd_pid" ]; }
 
 strace_bin=$(command -v strace)
 traces=$TEST_TMP/traces
@@ -55,6 +55,16 @@ udevadm control --reload
 
 settle() { udevadm settle --timeout=60 || fail "udevadm settle timed out"; }
 events() { ls "$traces" | grep "^$d\.$1\." | sort -t. -k3 -n || true; }
+# new_events ACTION BEFORE: wait (30 s at most) for events of ACTION beyond the first BEFORE,
+# and for udevd to be done with them; print their trace files.
+new_events() {
+        if ! wait_until 30 test "$(events "$1" | wc -l)" -gt "$2"; then
+                [ "$UDEVD_OURS" = 1 ] || udevd_same ||
+                        skip "the systemd-udevd another test started went away under this one"
+        fi
+        settle
+        events "$1" | tail -n +$(($2 + 1))
+}
 # writes FILE: the number of write(2) to a queue attribute of our disk in one helper's trace.
 writes() { sysfs_writes "$traces/$1" | grep -c "^$d " || true; }
 
@@ -78,8 +88,7 @@ log "add: $n writes; change events so far: $(events change | wc -l)"
 log "udevadm trigger --action=change: the helper runs and writes nothing"
 before=$(events change | wc -l)
 udevadm trigger --action=change "/sys/block/$d"
-settle
-new=$(events change | tail -n +$((before + 1)))
+new=$(new_events change "$before")
 [ "$(echo "$new" | grep -c .)" = 1 ] || fail "expected one new change event, got: $new"
 n=$(writes "$new")
 [ "$n" = 0 ] || fail "the change event wrote $n times: $(sysfs_writes "$traces/$new")"
@@ -88,8 +97,7 @@ log "a value changed behind udev's back: the next event puts it back with one wr
 echo 128 >"$q/nr_requests"
 before=$(events change | wc -l)
 udevadm trigger --action=change "/sys/block/$d"
-settle
-new=$(events change | tail -n +$((before + 1)))
+new=$(new_events change "$before")
 [ "$(writes "$new")" = 1 ] || fail "expected one write, got: $(sysfs_writes "$traces/$new")"
 [ "$(cat "$q/nr_requests")" = 48 ] || fail "nr_requests not put back: $(cat "$q/nr_requests")"
 

@@ -155,7 +155,7 @@ udevd_ensure() {
         # no tmpfs, the next one refuses to clear them, and every new watch whose number is
         # taken by a stale link is dropped ("Failed to create symlink ... File exists"): no
         # change events when a device written to is closed. No udevd runs: none is live.
-        pgrep -x systemd-udevd >/dev/null || rm -rf /run/udev/watch /run/udev/watch.old
+        pgrep -r R,S,D,I -x systemd-udevd >/dev/null || rm -rf /run/udev/watch /run/udev/watch.old
         "$udevd" --daemon
         UDEVD_OURS=1
         on_exit "udevadm control --exit"
