@@ -199,11 +199,18 @@ int free_and_strdup(char **p, const char *s) {
 bool string_is_printable(const char *s, size_t max) {
         size_t n = 0;
 
-        for (; *s; s++, n++) {
-                if (n >= max)
+        while (*s) {
+                size_t k;
+
+                if (n++ >= max)
                         return false;
                 if ((unsigned char) *s < 0x20 || *s == 0x7f)
                         return false;
+                /* Text from udev and sysfs goes onto D-Bus and into JSON: both need UTF-8. */
+                k = utf8_char_len(s);
+                if (k == 0)
+                        return false;
+                s += k;
         }
         return true;
 }

@@ -26,6 +26,7 @@ char *strstrip_inplace(char *s);    /* strips and moves the text to the start */
 void strv_sort(char **l);            /* version sort: loop2 before loop10 */
 char *strdup_printf(const char *fmt, ...) _printf_(1, 2);
 int free_and_strdup(char **p, const char *s);
+/* Valid UTF-8 without control characters, at most @max characters. */
 bool string_is_printable(const char *s, size_t max);
 
 /* The length of the valid UTF-8 character at @s (1-4), 0 for a byte that starts none. */
