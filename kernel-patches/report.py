@@ -2,6 +2,7 @@
 """Turn the two guest logs of kernel-patches/verify into the before/after table.
 
 usage: report.py BASE.log PATCHED.log SOURCE-DEB STRESS-SECONDS
+       report.py --prefixes BASE.log PREFIX-1.log ... PATCHED.log
 
 Prints Markdown and exits non-zero if a required result is missing or a
 check fails.  Every figure comes from the logs; nothing is filled in here.
@@ -55,7 +56,36 @@ def ms(us):
     return f"{us / 1000:.3f}"
 
 
+def prefixes(paths):
+    """One column per kernel: unpatched, each prefix of the series, all patches."""
+    runs = [parse(p) for p in paths]
+    cols = ["unpatched"] + [f"+{i}" for i in range(1, len(runs) - 1)] + ["all"]
+    print("Same-value write medians (ms) and disk-add times (ms) per prefix of "
+          "the series (+N = patches 1..N applied):\n")
+    print("| | " + " | ".join(cols) + " |")
+    print("|---|" + "---:|" * len(cols))
+    for a in SAME_ORDER:
+        cells = [ms(r["same"][a][0]) if a in r["same"] else "-" for r in runs]
+        print(f"| {a} | " + " | ".join(cells) + " |")
+    for label, idx in (("disk add p50", 1), ("disk add p99", 2)):
+        cells = [ms(r["add"][idx]) if r["add"] else "-" for r in runs]
+        print(f"| {label} | " + " | ".join(cells) + " |")
+    for s in ("mq-deadline", "none"):
+        cells = [str(r["iops"].get(s, "-")) for r in runs]
+        print(f"| QD1 IOPS {s} | " + " | ".join(cells) + " |")
+    cells = [r["info"].get("read_ahead_kb-after-same-max_sectors_kb", "-") for r in runs]
+    print("| read_ahead_kb after same max_sectors_kb | " + " | ".join(cells) + " |")
+    cells = []
+    for r in runs:
+        fails = [c[0] for c in r["checks"] if c[1] == "FAIL"]
+        cells.append("pass" if r["end"] and not fails else ("FAIL " + ",".join(fails)))
+    print("| checks | " + " | ".join(cells) + " |")
+    return 0
+
+
 def main():
+    if len(sys.argv) > 2 and sys.argv[1] == "--prefixes":
+        return prefixes(sys.argv[2:])
     if len(sys.argv) != 5:
         print(__doc__, file=sys.stderr)
         return 2
