@@ -89,7 +89,7 @@ daemon_wait_applied() {
 # Property reads during a storm: start before, stop after; the report gives p50/p99/max.
 daemon_probe_start() {
         rm -f "$BENCH_TMP/probe.us"
-        "$BUSPROBE" reads 2 "$BENCH_TMP/probe.us" "$1" &
+        "$BUSPROBE" reads 2 "$BENCH_TMP/probe.us" 2>>"$BENCH_OUT/busprobe.log" &
         DAEMON_PROBE_PID=$!
 }
 daemon_probe_stop() {   # OUTFILE: the latencies (µs), appended

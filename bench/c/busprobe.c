@@ -3,9 +3,9 @@
  * busprobe: measure ioschedd from a D-Bus client, over one connection (a busctl per call would
  * measure busctl's exec instead). The bus is the system bus, or $DBUS_SYSTEM_BUS_ADDRESS.
  *
- *   busprobe reads PERIOD_MS OUTFILE DISK
- *       Until SIGTERM/SIGINT: every PERIOD_MS read the Scheduler property of DISK's object;
- *       append each call's latency in microseconds to OUTFILE ("-1" for a failed call).
+ *   busprobe reads PERIOD_MS OUTFILE
+ *       Until SIGTERM/SIGINT: every PERIOD_MS read the Manager's WritesDone property; append
+ *       each call's latency in microseconds to OUTFILE ("-1" for a failed call).
  *   busprobe wait-applied SINCE_US TIMEOUT_S DISK...
  *       Poll (every 5 ms) until every DISK's LastApplied (CLOCK_REALTIME µs) is >= SINCE_US;
  *       print the latest of them minus SINCE_US, in ms. Exit 2 on timeout.
@@ -62,13 +62,12 @@ static int disk_path(const char *disk, char *buf, size_t size) {
         return 0;
 }
 
-static int do_reads(long period_ms, const char *outfile, const char *disk) {
+static int do_reads(long period_ms, const char *outfile) {
         sd_bus *bus = NULL;
-        char path[256];
         FILE *out;
         int r;
 
-        if (disk_path(disk, path, sizeof path) < 0 || open_bus(&bus) < 0)
+        if (open_bus(&bus) < 0)
                 return 1;
         out = fopen(outfile, "ae");
         if (!out)
@@ -77,12 +76,13 @@ static int do_reads(long period_ms, const char *outfile, const char *disk) {
         signal(SIGINT, on_signal);
         while (!stop) {
                 sd_bus_error error = SD_BUS_ERROR_NULL;
-                char *value = NULL;
-                uint64_t t0 = now_us(CLOCK_MONOTONIC);
+                uint64_t t0 = now_us(CLOCK_MONOTONIC), value;
 
-                r = sd_bus_get_property_string(bus, BUS_NAME, path, DISK_IFACE, "Scheduler", &error, &value);
+                r = sd_bus_get_property_trivial(bus, BUS_NAME, "/org/iosched1", "org.iosched1.Manager",
+                                                "WritesDone", &error, 't', &value);
                 fprintf(out, "%lld\n", r < 0 ? -1LL : (long long) (now_us(CLOCK_MONOTONIC) - t0));
-                free(value);
+                if (r < 0)
+                        fprintf(stderr, "busprobe: reading WritesDone: %s\n", error.message ?: strerror(-r));
                 sd_bus_error_free(&error);
                 if (period_ms > 0)
                         sleep_ms(period_ms);
@@ -175,8 +175,8 @@ static long num(const char *s, long max) {
 }
 
 int main(int argc, char *argv[]) {
-        if (argc == 5 && strcmp(argv[1], "reads") == 0)
-                return do_reads(num(argv[2], 60000), argv[3], argv[4]);
+        if (argc == 4 && strcmp(argv[1], "reads") == 0)
+                return do_reads(num(argv[2], 60000), argv[3]);
         if (argc >= 5 && strcmp(argv[1], "wait-applied") == 0)
                 return do_wait_applied(strtoull(argv[2], NULL, 10), num(argv[3], 3600), argv + 4, argc - 4);
         if ((argc == 3 || argc == 5) && strcmp(argv[1], "apply") == 0)
@@ -186,7 +186,7 @@ int main(int argc, char *argv[]) {
                 printf("%llu\n", (unsigned long long) now_us(CLOCK_REALTIME));
                 return 0;
         }
-        fprintf(stderr, "usage: busprobe reads PERIOD_MS OUTFILE DISK | wait-applied SINCE_US TIMEOUT_S "
+        fprintf(stderr, "usage: busprobe reads PERIOD_MS OUTFILE | wait-applied SINCE_US TIMEOUT_S "
                         "DISK... | apply DISK [COUNT PERIOD_MS] | now\n");
         return 64;
 }
