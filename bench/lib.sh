@@ -56,6 +56,8 @@ bench_init() {
         BENCH_TMP=$(mktemp -d "/dev/shm/iosched-bench-$BENCH_NAME.XXXXXX")
         : >"$BENCH_TMP/.loops"
         : "${BENCH_OUT:=$BENCH_TMP/out}"
+        # Results are appended to files there: an old run's would mix in.
+        [ ! -d "$BENCH_OUT" ] || [ -z "$(ls -A "$BENCH_OUT")" ] || bdie "BENCH_OUT=$BENCH_OUT is not empty"
         mkdir -p "$BENCH_OUT"
         trap _bench_cleanup EXIT
         trap 'exit 130' INT TERM
@@ -112,6 +114,15 @@ bench_udev_rule() {
         bench_on_exit "rm -f '$name'; udevadm control --reload"
         udevadm control --reload
         echo "$name"
+}
+
+# bench_udev_reload DISK: make udevd read the rules again, then let it handle one change event
+# of DISK (one of ours) so that the measured events do not pay for the reload: a reload kills
+# udevd's idle workers and the next event parses every rules file again. On a running system
+# rules are loaded once at boot and workers exist when a storm comes.
+bench_udev_reload() {
+        udevadm control --reload
+        udevadm trigger --action=change --settle "/sys/block/$1" >/dev/null 2>&1 || true
 }
 
 # Make sure a systemd-udevd runs; stop it at exit only if we started it. Only one udevd can run
