@@ -3,13 +3,16 @@
  * exectime: wall time from fork to the child's exit, for short programs whose time is mostly
  * exec. A shell adds its own fork and exec; this measures the program alone.
  *
- *   exectime [-n RUNS] [-w WARMUP] [-q] -- PROGRAM [ARG...]
+ *   exectime [-n RUNS] [-w WARMUP] [-v] -- PROGRAM [ARG...] [::: PROGRAM [ARG...]]...
  *
- * Prints "runs=N median_us=... p10_us=... p90_us=... min_us=... mean_us=... cpu_us=... minflt=..."
+ * Several programs (separated by ":::") are run in turn, one run each, RUNS times over, so
+ * that they share the same machine load: on a shared, noisy machine, comparing two programs
+ * measured one after the other compares two different loads.
+ * Prints one line per program, in order:
+ *   "runs=N median_us=... p10_us=... p90_us=... min_us=... mean_us=... cpu_us=... minflt=..."
  * (microseconds; cpu_us: the median user+system CPU time of the child, minflt: its median minor
- * page faults, both from wait4()).
- * The child's stdout and stderr go to /dev/null unless -v is given; a run whose child exits
- * non-zero is an error (the measurement would not be of the intended work).
+ * page faults, both from wait4()). stdout and stderr of the children go to /dev/null unless -v;
+ * a child that exits non-zero is an error (the measurement would not be of the intended work).
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -22,6 +25,8 @@
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
+
+#define MAX_PROGS 8
 
 extern char **environ;
 
@@ -45,11 +50,44 @@ static double pct(const double *v, int n, double p) {
         return lo + 1 < n ? v[lo] + (v[lo + 1] - v[lo]) * (idx - lo) : v[lo];
 }
 
+typedef struct {
+        char **argv;
+        double *t, *cpu, *flt;
+} Prog;
+
+static int run_once(Prog *p, posix_spawn_file_actions_t *fa, int i) {
+        double t0 = now_us();
+        struct rusage ru;
+        pid_t pid;
+        int status, r;
+
+        r = posix_spawn(&pid, p->argv[0], fa, NULL, p->argv, environ);
+        if (r != 0) {
+                fprintf(stderr, "exectime: %s: %s\n", p->argv[0], strerror(r));
+                return -r;
+        }
+        while (wait4(pid, &status, 0, &ru) < 0)
+                if (errno != EINTR)
+                        return -errno;
+        if (i >= 0) {
+                p->t[i] = now_us() - t0;
+                p->cpu[i] = ru.ru_utime.tv_sec * 1e6 + ru.ru_utime.tv_usec + ru.ru_stime.tv_sec * 1e6 +
+                            ru.ru_stime.tv_usec;
+                p->flt[i] = ru.ru_minflt;
+        }
+        if (!WIFEXITED(status) || WEXITSTATUS(status) != 0) {
+                fprintf(stderr, "exectime: %s exited with status %d\n", p->argv[0],
+                        WIFEXITED(status) ? WEXITSTATUS(status) : -1);
+                return -ECHILD;
+        }
+        return 0;
+}
+
 int main(int argc, char *argv[]) {
-        int runs = 200, warmup = 10, c;
-        bool verbose = false;
+        int runs = 200, warmup = 10, n = 0, c;
         posix_spawn_file_actions_t fa;
-        double *t, *cpu, *flt, sum = 0;
+        bool verbose = false;
+        Prog progs[MAX_PROGS] = {};
 
         while ((c = getopt(argc, argv, "+n:w:v")) >= 0)
                 switch (c) {
@@ -65,56 +103,61 @@ int main(int argc, char *argv[]) {
                 default:
                         return 64;
                 }
-        if (optind >= argc || runs < 1 || runs > 1000000 || warmup < 0) {
-                fprintf(stderr, "usage: exectime [-n RUNS] [-w WARMUP] [-v] -- PROGRAM [ARG...]\n");
+        if (optind >= argc || runs < 1 || runs > 1000000 || warmup < 0 || warmup > 1000000) {
+                fprintf(stderr, "usage: exectime [-n RUNS] [-w WARMUP] [-v] -- PROGRAM [ARG...] [::: PROGRAM [ARG...]]...\n");
                 return 64;
         }
-        t = calloc(runs, sizeof *t);
-        cpu = calloc(runs, sizeof *cpu);
-        flt = calloc(runs, sizeof *flt);
-        if (!t || !cpu || !flt)
-                return 1;
+        /* Split argv at ":::" (in place: each separator becomes the NULL ending a program's argv). */
+        for (int i = optind; i < argc; i++) {
+                if (i == optind || strcmp(argv[i - 1], ":::") == 0) {
+                        if (n == MAX_PROGS || strcmp(argv[i], ":::") == 0) {
+                                fprintf(stderr, "exectime: empty program or more than %d\n", MAX_PROGS);
+                                return 64;
+                        }
+                        progs[n++].argv = argv + i;
+                }
+        }
+        for (int i = optind; i < argc; i++)
+                if (strcmp(argv[i], ":::") == 0)
+                        argv[i] = NULL;
+        for (int k = 0; k < n; k++) {
+                if (!progs[k].argv[0]) {
+                        fprintf(stderr, "exectime: empty program\n");
+                        return 64;
+                }
+                progs[k].t = calloc(runs, sizeof(double));
+                progs[k].cpu = calloc(runs, sizeof(double));
+                progs[k].flt = calloc(runs, sizeof(double));
+                if (!progs[k].t || !progs[k].cpu || !progs[k].flt)
+                        return 1;
+        }
+
         posix_spawn_file_actions_init(&fa);
         if (!verbose) {
                 posix_spawn_file_actions_addopen(&fa, 1, "/dev/null", O_WRONLY, 0);
                 posix_spawn_file_actions_addopen(&fa, 2, "/dev/null", O_WRONLY, 0);
         }
-        for (int i = -warmup; i < runs; i++) {
-                double t0 = now_us();
-                struct rusage ru;
-                pid_t pid;
-                int status, r;
-
-                r = posix_spawn(&pid, argv[optind], &fa, NULL, argv + optind, environ);
-                if (r != 0) {
-                        fprintf(stderr, "exectime: %s: %s\n", argv[optind], strerror(r));
-                        return 1;
-                }
-                while (wait4(pid, &status, 0, &ru) < 0)
-                        if (errno != EINTR)
+        for (int i = -warmup; i < runs; i++)
+                for (int k = 0; k < n; k++)
+                        if (run_once(&progs[k], &fa, i) < 0)
                                 return 1;
-                if (i >= 0) {
-                        t[i] = now_us() - t0;
-                        cpu[i] = ru.ru_utime.tv_sec * 1e6 + ru.ru_utime.tv_usec +
-                                 ru.ru_stime.tv_sec * 1e6 + ru.ru_stime.tv_usec;
-                        flt[i] = ru.ru_minflt;
-                }
-                if (!WIFEXITED(status) || WEXITSTATUS(status) != 0) {
-                        fprintf(stderr, "exectime: %s exited with status %d\n", argv[optind],
-                                WIFEXITED(status) ? WEXITSTATUS(status) : -1);
-                        return 1;
-                }
+
+        for (int k = 0; k < n; k++) {
+                Prog *p = &progs[k];
+                double sum = 0;
+
+                for (int i = 0; i < runs; i++)
+                        sum += p->t[i];
+                qsort(p->t, runs, sizeof(double), cmp_double);
+                qsort(p->cpu, runs, sizeof(double), cmp_double);
+                qsort(p->flt, runs, sizeof(double), cmp_double);
+                printf("runs=%d median_us=%.0f p10_us=%.0f p90_us=%.0f min_us=%.0f mean_us=%.0f cpu_us=%.0f "
+                       "minflt=%.0f\n", runs, pct(p->t, runs, 0.5), pct(p->t, runs, 0.1),
+                       pct(p->t, runs, 0.9), p->t[0], sum / runs, pct(p->cpu, runs, 0.5),
+                       pct(p->flt, runs, 0.5));
+                free(p->t);
+                free(p->cpu);
+                free(p->flt);
         }
-        for (int i = 0; i < runs; i++)
-                sum += t[i];
-        qsort(t, runs, sizeof *t, cmp_double);
-        qsort(cpu, runs, sizeof *cpu, cmp_double);
-        qsort(flt, runs, sizeof *flt, cmp_double);
-        printf("runs=%d median_us=%.0f p10_us=%.0f p90_us=%.0f min_us=%.0f mean_us=%.0f cpu_us=%.0f "
-               "minflt=%.0f\n", runs, pct(t, runs, 0.5), pct(t, runs, 0.1), pct(t, runs, 0.9), t[0],
-               sum / runs, pct(cpu, runs, 0.5), pct(flt, runs, 0.5));
-        free(t);
-        free(cpu);
-        free(flt);
         return 0;
 }
