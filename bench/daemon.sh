@@ -83,7 +83,7 @@ daemon_apply() { "$BUSPROBE" apply "$@"; }
 # daemon_wait_applied SINCE_EPOCHREALTIME DISK...: ms from SINCE to the last disk's LastApplied.
 daemon_wait_applied() {
         local since=${1/[.,]/}; shift
-        "$BUSPROBE" wait-applied "$since" 300 "$@"
+        "$BUSPROBE" wait-applied "$since" "${DAEMON_WAIT_S:-120}" "$@"
 }
 
 # Property reads during a storm: start before, stop after; the report gives p50/p99/max.
