@@ -73,7 +73,8 @@ daemon_rss() {
 # Context switches of every thread of PID, summed: each one is a wake-up of a sleeping thread
 # (voluntary) or a preemption (involuntary).
 proc_ctxsw() {
-        cat /proc/"$1"/task/*/status 2>/dev/null |
+        # A thread may end between the glob and cat (or the process be gone): count what is left.
+        { cat /proc/"$1"/task/*/status 2>/dev/null || true; } |
                 awk '/^voluntary_ctxt_switches:/ { v += $2 } /^nonvoluntary_ctxt_switches:/ { n += $2 } END { print v + n }'
 }
 

@@ -55,10 +55,13 @@ udevadm control --reload
 
 settle() { udevadm settle --timeout=60 || fail "udevadm settle timed out"; }
 events() { ls "$traces" | grep "^$d\.$1\." | sort -t. -k3 -n || true; }
+# more_events ACTION N: more than N events of ACTION so far (a function, so that wait_until
+# counts again on every try).
+more_events() { [ "$(events "$1" | wc -l)" -gt "$2" ]; }
 # new_events ACTION BEFORE: wait (30 s at most) for events of ACTION beyond the first BEFORE,
 # and for udevd to be done with them; print their trace files.
 new_events() {
-        if ! wait_until 30 test "$(events "$1" | wc -l)" -gt "$2"; then
+        if ! wait_until 30 more_events "$1" "$2"; then
                 [ "$UDEVD_OURS" = 1 ] || udevd_same ||
                         skip "the systemd-udevd another test started went away under this one"
         fi
@@ -143,7 +146,7 @@ fi
 if [ -z "${watch_skipped:-}" ]; then
         before=$(events change | wc -l)
         dd if=/dev/zero of="/dev/$d" bs=4k count=1 conv=notrunc,fsync status=none
-        if ! wait_until 20 test "$(events change | wc -l)" -gt "$before"; then
+        if ! wait_until 20 more_events change "$before"; then
                 # A udevd that another test started may go away under us, or be busy with
                 # that test's storm of events: only ours is to blame.
                 [ "$UDEVD_OURS" = 1 ] ||
