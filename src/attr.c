@@ -133,6 +133,14 @@ bool tunable_belongs_to(const char *scheduler, const char *tunable) {
         return false;
 }
 
+const char *tunable_by_index(size_t i, const char **ret_scheduler) {
+        if (i >= ELEMENTSOF(tunable_table))
+                return NULL;
+        if (ret_scheduler)
+                *ret_scheduler = tunable_table[i].scheduler;
+        return tunable_table[i].name;
+}
+
 int setting_key_parse(const char *key, const AttrInfo **ret_attr, char **ret_tunable) {
         const AttrInfo *a;
         const char *t;

@@ -93,3 +93,14 @@ const char *scheduler_canonical(const char *name);    /* "deadline" -> "mq-deadl
 bool tunable_name_is_valid(const char *name);
 bool tunable_is_known(const char *name);
 bool tunable_belongs_to(const char *scheduler, const char *tunable);
+
+/**
+ * tunable_by_index() - enumerate the known scheduler tunables
+ * @i: index, from 0
+ * @ret_scheduler: the scheduler the tunable belongs to (may be NULL)
+ *
+ * For tables, documentation and the test that keeps the fuzzers' dictionary complete.
+ *
+ * Return: the tunable's name, or NULL past the end.
+ */
+const char *tunable_by_index(size_t i, const char **ret_scheduler);
