@@ -16,7 +16,8 @@
  * Invariants (the project's promise): no write is planned for a value the queue already has;
  * every scheduler written is one the kernel offers and one the policy lists; a host-managed
  * zoned disk is never moved off mq-deadline; a partition gets no write; every string planned
- * for sysfs is the wanted number.
+ * for sysfs is the wanted number; the JSON report is valid UTF-8 without raw control
+ * characters, whatever bytes the kernel printed.
  */
 #include <inttypes.h>
 
@@ -258,5 +259,6 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
         report_print_json(f, d, plan, NULL);
         fclose(f);
         fuzz_check(out && fuzz_no_control_chars(out, n_out));
+        fuzz_check(fuzz_utf8_is_valid(out, n_out));    /* JSON is UTF-8 */
         return 0;
 }
