@@ -15,6 +15,8 @@
 #define _fallthrough_ __attribute__((fallthrough))
 #define _warn_unused_result_ __attribute__((warn_unused_result))
 
+#define MAX(a, b) ((a) > (b) ? (a) : (b))
+#define MIN(a, b) ((a) < (b) ? (a) : (b))
 #define ELEMENTSOF(x) (sizeof(x) / sizeof((x)[0]))
 #define STRLEN(x) (sizeof("" x "") - 1)
 

@@ -11,6 +11,9 @@ const char *report_outcome_label(const Action *a) {
                 return "already right";
         case OUTCOME_PLANNED:
                 return action_type_to_string(a->type);
+        case OUTCOME_DRY_RUN:
+                /* decided again after the switch: it may turn out right already */
+                return a->after_switch ? "may-write" : "would-write";
         default:
                 return outcome_to_string(a->outcome);
         }
@@ -27,12 +30,26 @@ void report_print_text(FILE *f, const Disk *d, const Plan *report, bool verbose)
                 fprintf(f, "  no rule matches: nothing to do, the kernel's values stand\n");
                 return;
         }
+        int wk = 3, wn = 7, wd = 7, wo = 7;
+
+        /* Column widths from this disk's values, so long ones do not shift the rest. */
         for (size_t i = 0; i < report->n_actions; i++) {
                 const Action *a = &report->actions[i];
                 const char *now = a->outcome == OUTCOME_WRITTEN ? (a->result ?: a->write) : a->current;
 
-                fprintf(f, "  %-22s %-14s %-14s %-13s %s", a->key, strna(now), a->desired,
-                        report_outcome_label(a), strempty(a->reason));
+                wk = MAX(wk, (int) strlen(a->key));
+                wn = MAX(wn, (int) strlen(strna(now)));
+                wd = MAX(wd, (int) strlen(a->desired));
+                wo = MAX(wo, (int) strlen(report_outcome_label(a)));
+        }
+        fprintf(f, "  %-*s  %-*s  %-*s  %-*s  %s\n", wk, "KEY", wn, "CURRENT", wd, "DESIRED", wo,
+                "RESULT", "WHY");
+        for (size_t i = 0; i < report->n_actions; i++) {
+                const Action *a = &report->actions[i];
+                const char *now = a->outcome == OUTCOME_WRITTEN ? (a->result ?: a->write) : a->current;
+
+                fprintf(f, "  %-*s  %-*s  %-*s  %-*s  %s", wk, a->key, wn, strna(now), wd,
+                        a->desired, wo, report_outcome_label(a), strempty(a->reason));
                 if (verbose)
                         fprintf(f, " [%s:%u rule %s]", a->file, a->line, a->rule);
                 fputc('\n', f);
