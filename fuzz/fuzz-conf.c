@@ -16,10 +16,9 @@
 #include "plan.h"
 #include "report.h"
 
-static const char base_text[] =
-        "[rule base]\n"
-        "match.name = *\n"
-        "read_ahead_kb = 128\n";
+static const char base_text[] = "[rule base]\n"
+                                "match.name = *\n"
+                                "read_ahead_kb = 128\n";
 
 static void check_rule(const Rule *r) {
         fuzz_check(rule_name_is_valid(r->name));
@@ -106,7 +105,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
         fuzz_check(r == 0 || r == -EINVAL);
         fuzz_check((r == 0) == strv_isempty(errors));
         if (r < 0)
-                fuzz_check(p->n_rules == 1);    /* nothing half-applied */
+                fuzz_check(p->n_rules == 1); /* nothing half-applied */
         for (char **e = errors; *e; e++)
                 check_error(*e, n_lines);
         for (size_t i = 0; i < p->n_rules; i++)

@@ -73,7 +73,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
         d->transport = transport_classify(d->name, d->devpath, NULL);
         if ((flags & 0x0f) < _TRANSPORT_MAX && (flags & 0x10))
                 d->transport = flags & 0x0f;
-        d->rotational = (flags >> 5) % 3 - 1;           /* -1, 0, 1 */
+        d->rotational = (flags >> 5) % 3 - 1; /* -1, 0, 1 */
         d->removable = flags & 0x80 ? -1 : (int) ((flags >> 5) & 1);
         d->zoned = (flags >> 2) % _ZONED_MAX;
         d->nr_hw_queues = flags & 0x03;

@@ -47,8 +47,8 @@ static Policy *policies[8];
 static const Policy *get_policy(unsigned i) {
         if (!policies[i]) {
                 _cleanup_(strv_freep) char **errors = calloc(1, sizeof(char *));
-                _cleanup_(freep) char *text = strdup_printf("[rule p%u]\nmatch.name = *\n%s", i,
-                                                            policy_texts[i]);
+                _cleanup_(freep) char *text =
+                        strdup_printf("[rule p%u]\nmatch.name = *\n%s", i, policy_texts[i]);
 
                 fuzz_oom_check(errors);
                 fuzz_oom_check(text);
@@ -64,8 +64,10 @@ static int read_error(const char *line) {
                 const char *text;
                 int err;
         } errors[] = {
-                { "!ENOENT", -ENOENT }, { "!EINVAL", -EINVAL }, { "!EIO", -EIO },
-                { "!EACCES", -EACCES },
+                {"!ENOENT", -ENOENT},
+                {"!EINVAL", -EINVAL},
+                {"!EIO", -EIO},
+                {"!EACCES", -EACCES},
         };
 
         for (size_t i = 0; i < ELEMENTSOF(errors); i++)
@@ -121,7 +123,7 @@ static void add_tunable(Disk *d, const char *line) {
         fuzz_oom_check(t);
         d->tunables = t;
         t = &d->tunables[d->n_tunables++];
-        *t = (Tunable) { .name = TAKE_PTR(name) };
+        *t = (Tunable){.name = TAKE_PTR(name)};
         load_state(attr_get(ATTR_IOSCHED), &t->state, eq + 1);
 }
 
@@ -133,8 +135,7 @@ static const AttrState *state_of(const Disk *d, const Action *a) {
         return &d->attrs[a->attr->id];
 }
 
-static void check_action(const Disk *d, const ResolvedSetting *rs, const Action *a,
-                         const char *switch_to) {
+static void check_action(const Disk *d, const ResolvedSetting *rs, const Action *a, const char *switch_to) {
         const Setting *s = rs->setting;
         const AttrState *st;
         int64_t want = s->value.num, written;
@@ -176,7 +177,7 @@ static void check_action(const Disk *d, const ResolvedSetting *rs, const Action 
         fuzz_check(st);
         if (a->attr->id == ATTR_WBT_LAT_USEC) {
                 if (st->err == -EINVAL)
-                        fuzz_check(want > 0);   /* not set up: 0 and -1 are already true */
+                        fuzz_check(want > 0); /* not set up: 0 and -1 are already true */
                 else if (want == -1)
                         fuzz_check(st->err == 0 && st->value.num != wbt_default_usec(d));
                 else
@@ -216,9 +217,9 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
 
         for (char *line; (line = fuzz_next_line(&data, &size)); n++) {
                 static const AttrId by_line[] = {
-                        [1] = ATTR_WBT_LAT_USEC, [2] = ATTR_NR_REQUESTS, [3] = ATTR_READ_AHEAD_KB,
+                        [1] = ATTR_WBT_LAT_USEC,   [2] = ATTR_NR_REQUESTS, [3] = ATTR_READ_AHEAD_KB,
                         [4] = ATTR_MAX_SECTORS_KB, [5] = ATTR_RQ_AFFINITY, [6] = ATTR_NOMERGES,
-                        [7] = ATTR_ADD_RANDOM, [8] = ATTR_IOSTATS,
+                        [7] = ATTR_ADD_RANDOM,     [8] = ATTR_IOSTATS,
                 };
                 int64_t v;
 
@@ -237,7 +238,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
         if (n == 0)
                 load_scheduler(d, NULL, true);
         if (d->scheduler && (flags & 0x80)) {
-                static const char *const loadable[] = { "mq-deadline", "kyber", "bfq" };
+                static const char *const loadable[] = {"mq-deadline", "kyber", "bfq"};
 
                 for (size_t i = 0; i < ELEMENTSOF(loadable); i++)
                         if (!strv_contains(d->schedulers, loadable[i]))
@@ -259,6 +260,6 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
         report_print_json(f, d, plan, NULL);
         fclose(f);
         fuzz_check(out && fuzz_no_control_chars(out, n_out));
-        fuzz_check(fuzz_utf8_is_valid(out, n_out));    /* JSON is UTF-8 */
+        fuzz_check(fuzz_utf8_is_valid(out, n_out)); /* JSON is UTF-8 */
         return 0;
 }

@@ -103,7 +103,7 @@ static void add_tunable(Disk *d, const char *name, int64_t v) {
         fuzz_oom_check(t);
         d->tunables = t;
         t = &d->tunables[d->n_tunables++];
-        *t = (Tunable) { .name = strdup(name) };
+        *t = (Tunable){.name = strdup(name)};
         fuzz_oom_check(t->name);
         t->state.raw = strdup_printf("%lld", (long long) v);
         fuzz_oom_check(t->state.raw);
@@ -152,7 +152,8 @@ Disk *fuzz_disk_new(unsigned which) {
                 d->vendor_sysfs = xstrdup("ATA     ");
                 d->serial = xstrdup("WD-WCC7K4XXXXXX");
                 d->wwn = xstrdup("0x50014ee2b5c0ffee");
-                d->devpath = xstrdup("/devices/pci0000:00/0000:00:1f.2/ata1/host0/target0:0:0/0:0:0:0/block/sda");
+                d->devpath =
+                        xstrdup("/devices/pci0000:00/0000:00:1f.2/ata1/host0/target0:0:0/0:0:0:0/block/sda");
                 set_scheduler(d, "none [mq-deadline] kyber bfq");
                 set_num(d, ATTR_WBT_LAT_USEC, 75000);
                 set_num(d, ATTR_NR_REQUESTS, 64);

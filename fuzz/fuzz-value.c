@@ -24,7 +24,7 @@ static void check_value(const AttrInfo *a, const char *text) {
         fuzz_check(r == 0 || r == -EINVAL || r == -ERANGE);
         if (r < 0) {
                 fuzz_check(error);
-                fuzz_check(!v.list && v.num == 0);      /* untouched on failure */
+                fuzz_check(!v.list && v.num == 0); /* untouched on failure */
                 return;
         }
 

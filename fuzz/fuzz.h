@@ -18,13 +18,12 @@
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
-#define fuzz_check(cond)                                                                \
-        do {                                                                            \
-                if (!(cond)) {                                                          \
-                        fprintf(stderr, "%s:%d: invariant violated: %s\n", __FILE__,    \
-                                __LINE__, #cond);                                       \
-                        abort();                                                        \
-                }                                                                       \
+#define fuzz_check(cond)                                                                               \
+        do {                                                                                           \
+                if (!(cond)) {                                                                         \
+                        fprintf(stderr, "%s:%d: invariant violated: %s\n", __FILE__, __LINE__, #cond); \
+                        abort();                                                                       \
+                }                                                                                      \
         } while (0)
 
 /* Out of memory is not a finding: ASan aborts on huge allocations before we see NULL. */

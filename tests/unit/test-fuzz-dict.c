@@ -4,12 +4,12 @@
  * seed fuzz/corpus/fuzz-conf/directives.conf sets each one with a valid value. Adding a key to
  * the attribute, tunable or match tables without adding it there fails here.
  */
-#include <setjmp.h>
+#include <cmocka.h>
 #include <fcntl.h>
+#include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdio.h>
-#include <cmocka.h>
 
 #include "conf.h"
 #include "util.h"
@@ -26,8 +26,8 @@ static char **all_keys(void) {
         for (size_t i = 0; (t = tunable_by_index(i, NULL)); i++)
                 assert_int_equal(strv_push(&keys, strdup_printf(IOSCHED_KEY_PREFIX "%s", t)), 0);
         for (MatchField f = 0; f < _MATCH_MAX; f++)
-                assert_int_equal(strv_push(&keys, strdup_printf(MATCH_KEY_PREFIX "%s",
-                                                                match_field_to_string(f))), 0);
+                assert_int_equal(
+                        strv_push(&keys, strdup_printf(MATCH_KEY_PREFIX "%s", match_field_to_string(f))), 0);
         return keys;
 }
 
@@ -81,8 +81,10 @@ static void test_directives(void **state) {
         assert_int_equal(p->n_rules, 1);
         r = p->rules[0];
         for (size_t i = 0; i < r->n_matches; i++)
-                assert_int_equal(strv_push(&found, strdup_printf(MATCH_KEY_PREFIX "%s",
-                                                                 match_field_to_string(r->matches[i].field))), 0);
+                assert_int_equal(
+                        strv_push(&found, strdup_printf(MATCH_KEY_PREFIX "%s",
+                                                        match_field_to_string(r->matches[i].field))),
+                        0);
         for (size_t i = 0; i < r->n_settings; i++)
                 assert_int_equal(strv_extend(&found, r->settings[i].key), 0);
         expect_same_keys(keys, found, "fuzz/corpus/fuzz-conf/directives.conf");

@@ -1,9 +1,9 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
+#include <cmocka.h>
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdio.h>
-#include <cmocka.h>
 
 #include "json.h"
 #include "util.h"
@@ -31,13 +31,15 @@ static void test_escapes(void **state) {
  * is not UTF-8 was copied into the JSON report, which then was no JSON. */
 static void test_utf8(void **state) {
         expect("caf\xc3\xa9 \xe2\x82\xac \xf0\x9f\x92\xbe", "\"caf\xc3\xa9 \xe2\x82\xac \xf0\x9f\x92\xbe\"");
-        expect("a\xff" "b", "\"a\\ufffdb\"");
-        expect("\xc3", "\"\\ufffd\"");                 /* truncated at the end */
-        expect("\xc3(", "\"\\ufffd(\"");               /* bad continuation */
-        expect("\xc0\xaf", "\"\\ufffd\\ufffd\"");      /* overlong "/" */
+        expect("a\xff"
+               "b",
+               "\"a\\ufffdb\"");
+        expect("\xc3", "\"\\ufffd\"");            /* truncated at the end */
+        expect("\xc3(", "\"\\ufffd(\"");          /* bad continuation */
+        expect("\xc0\xaf", "\"\\ufffd\\ufffd\""); /* overlong "/" */
         expect("\xe0\x80\xaf", "\"\\ufffd\\ufffd\\ufffd\"");
-        expect("\xed\xa0\x80", "\"\\ufffd\\ufffd\\ufffd\"");   /* surrogate */
-        expect("\xf4\x90\x80\x80", "\"\\ufffd\\ufffd\\ufffd\\ufffd\"");     /* > U+10FFFF */
+        expect("\xed\xa0\x80", "\"\\ufffd\\ufffd\\ufffd\"");            /* surrogate */
+        expect("\xf4\x90\x80\x80", "\"\\ufffd\\ufffd\\ufffd\\ufffd\""); /* > U+10FFFF */
         expect("\xe2\x82", "\"\\ufffd\\ufffd\"");
 }
 
