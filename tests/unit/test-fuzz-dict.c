@@ -4,12 +4,13 @@
  * seed fuzz/corpus/fuzz-conf/directives.conf sets each one with a valid value. Adding a key to
  * the attribute, tunable or match tables without adding it there fails here.
  */
-#include <cmocka.h>
 #include <fcntl.h>
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdio.h>
+
+#include <cmocka.h> /* after the headers it needs */
 
 #include "conf.h"
 #include "util.h"
