@@ -1,0 +1,131 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: LGPL-2.1-or-later
+# ioschedd in a storm of 256 new disks (docs/reliability.md, "Faults"), with real udev events:
+#   1. kill -9 in the middle of the storm; a new ioschedd brings every disk to its policy, and
+#      no value was left torn;
+#   2. Reload onto another policy in the middle of the storm, several times; every disk ends
+#      at the last policy and ioschedd stays up.
+. "$(dirname "$0")/../lib/common.sh"
+. "$(dirname "$0")/../lib/daemon.sh"
+require_root
+
+N=${IOSCHED_FAULT_DISKS:-256}
+udevd_ensure
+
+# A block of N free loop indices far above what "losetup --find" hands out; the disks are
+# created (LOOP_CTL_ADD: an "add" uevent each) only once ioschedd runs.
+pick_block() {
+        local b i
+        for _ in $(seq 50); do
+                b=$(( (300 + RANDOM % 700) * 1000 ))
+                for ((i = 0; i < N; i++)); do
+                        [ -e "/sys/class/block/loop$((b + i))" ] && continue 2
+                done
+                echo "$b"
+                return 0
+        done
+        fail "no free block of $N loop indices"
+}
+
+storm_add() {
+        local i
+        for ((i = 0; i < N; i++)); do
+                loop_ctl $LOOP_CTL_ADD $((B + i)) || fail "cannot create loop$((B + i))"
+        done
+}
+
+storm_remove() {
+        local i
+        for ((i = 0; i < N; i++)); do
+                loop_ctl $LOOP_CTL_REMOVE $((B + i)) 2>/dev/null || true
+        done
+}
+
+# write_conf SCHEDULER NR_REQUESTS READ_AHEAD: the policy of the N disks, 15 names a rule.
+write_conf() {
+        local i names
+        : >"$conf.new"
+        for ((i = 0; i < N; i += 15)); do
+                names=$(IFS='|'; echo "${disks[*]:i:15}")
+                printf '[rule storm%d]\nmatch.name = %s\nscheduler = %s\nnr_requests = %s\nread_ahead_kb = %s\n\n' \
+                        "$i" "$names" "$1" "$2" "$3" >>"$conf.new"
+        done
+        mv "$conf.new" "$conf"
+}
+
+# "DISK SCHEDULER NR_REQUESTS READ_AHEAD" of every disk that exists.
+snapshot() {
+        local a
+        for a in scheduler nr_requests read_ahead_kb; do
+                printf '/sys/class/block/%s/queue/'"$a"'\n' "${disks[@]}" | xargs grep -H . 2>/dev/null |
+                        sed -E 's|^/sys/class/block/([^/]+)/queue/[a-z_]+:|\1 |' |
+                        sed -E 's/^([^ ]+) .*\[([a-z-]+)\].*/\1 \2/' | sort >"$TEST_TMP/snap.$a"
+        done
+        join "$TEST_TMP/snap.scheduler" "$TEST_TMP/snap.nr_requests" | join - "$TEST_TMP/snap.read_ahead_kb"
+}
+
+count_at() {
+        snapshot | grep -c " $1\$" || true
+}
+
+root="$TEST_TMP/root"
+mkdir -p "$root/etc"
+conf="$root/etc/iosched.conf"
+bus_start
+
+# ---- 1. kill -9 in the middle of the storm ----
+B=$(pick_block)
+disks=()
+for ((i = 0; i < N; i++)); do disks+=("loop$((B + i))"); done
+on_exit storm_remove
+write_conf mq-deadline 32 64
+ioschedd_start --config-root "$root"
+storm_add
+# Kill once a third of the disks are done.
+wait_until 300 test "$(count_at "mq-deadline 32 64")" -ge $((N / 3)) || fail "no progress in the storm"
+kill -9 "$IOSCHEDD_PID"
+wait "$IOSCHEDD_PID" 2>/dev/null || true
+IOSCHEDD_PID=
+done_at_kill=$(count_at "mq-deadline 32 64")
+log "killed ioschedd with $done_at_kill of $N disks at their policy"
+[ "$done_at_kill" -lt "$N" ] || log "note: the storm was over before the kill landed"
+# Nothing torn: the scheduler is one of the two, the numbers are numbers.
+snapshot | awk '$2 != "none" && $2 != "mq-deadline" { print; bad = 1 } $3 !~ /^[0-9]+$/ || $4 !~ /^[0-9]+$/ { print; bad = 1 } END { exit bad }' ||
+        fail "a torn value after the kill"
+start=$SECONDS
+ioschedd_start --config-root "$root"
+# The name is taken after the first pass: every disk is done by now.
+n=$(count_at "mq-deadline 32 64")
+[ "$n" = "$N" ] || fail "after the restart, $n of $N disks are at their policy"
+log "restarted: all $N disks at their policy $((SECONDS - start)) s later"
+ioschedd_stop
+storm_remove
+wait_until 30 test ! -e "/sys/class/block/${disks[0]}" || fail "the disks did not go away"
+
+# ---- 2. Reload in the middle of the storm ----
+B=$(pick_block)
+disks=()
+for ((i = 0; i < N; i++)); do disks+=("loop$((B + i))"); done
+write_conf mq-deadline 32 64
+ioschedd_start --config-root "$root"
+storm_add &
+adder=$!
+reloads=0
+for policy in "none 64 128" "mq-deadline 48 96" "none 16 32" "mq-deadline 24 48"; do
+        sleep 0.5
+        # shellcheck disable=SC2086
+        write_conf $policy
+        if [ $((reloads % 2)) = 0 ]; then
+                mgr Reload >/dev/null || fail "Reload failed in the storm"
+        else
+                kill -HUP "$IOSCHEDD_PID"
+        fi
+        reloads=$((reloads + 1))
+done
+wait $adder
+wait_until 300 test "$(count_at "mq-deadline 24 48")" = "$N" ||
+        fail "after $reloads reloads in the storm, $(count_at "mq-deadline 24 48") of $N disks are at the last policy"
+ioschedd_alive || fail "ioschedd died"
+mgr ListDisks | has "\"${disks[$((N - 1))]}\"" || fail "ListDisks lacks the last disk"
+log "$reloads reloads (Reload and SIGHUP) during the storm: all $N disks at the last policy"
+log "ok"
