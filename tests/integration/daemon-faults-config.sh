@@ -52,7 +52,7 @@ intact() {
 fill() {
         dd if=/dev/zero of="$1/filler" bs=4k 2>/dev/null || true
         on_exit "rm -f $1/filler"
-        [ "$(df --output=avail "$1" | tail -1)" = 0 ] || fail "$1 is not full"
+        [ "$(df --output=avail "$1" | tail -1 | tr -d " ")" = 0 ] || fail "$1 is not full"
 }
 
 # 1a. A full file system.
