@@ -47,6 +47,14 @@ static bool disk_is_gone(Sysfs *s, const Disk *d) {
         return r >= 0 && !streq_ptr(probe->devnum, d->devnum);
 }
 
+/* ENODEV from a write to an open queue attribute: kernfs deactivated the file, which happens
+ * only when the disk it belongs to is deleted. Looking the name up again could find a new
+ * disk of the same name and number (a loop device made again at once), which is not ours.
+ * Tunables are different: their store returns ENODEV while the elevator is being switched. */
+static bool write_proves_gone(const Action *a, int error) {
+        return error == -ENODEV && a->attr->id != ATTR_IOSCHED;
+}
+
 static int action_set_failure(Action *a, Outcome o, int error, const char *fmt, ...) _printf_(4, 5);
 static int action_set_failure(Action *a, Outcome o, int error, const char *fmt, ...) {
         va_list ap;
@@ -94,6 +102,9 @@ static int confirm(Sysfs *s, Disk *d, const ResolvedSetting *rs, Action *a) {
                 a->outcome = OUTCOME_WRITTEN;
                 return 0;
         }
+        if (!again.current)
+                return action_set_failure(a, OUTCOME_FAILED, -EIO, "written, but reading it back failed: %s",
+                                          strna(again.reason));
         return action_set_failure(a, OUTCOME_FAILED, -EIO, "written, but the kernel reads back \"%s\"",
                                   strna(again.current));
 }
@@ -177,7 +188,7 @@ int apply_disk(Sysfs *s, Disk *d, const Resolved *r, ApplyFlags flags, Plan **re
         while (i < plan->n_actions) {
                 Action *a = &plan->actions[i];
                 const ResolvedSetting *rs = &r->settings[i];
-                bool switched = false;
+                bool changed = false;
 
                 if (gone) {
                         a->outcome = OUTCOME_GONE;
@@ -196,7 +207,7 @@ int apply_disk(Sysfs *s, Disk *d, const Resolved *r, ApplyFlags flags, Plan **re
                                 k = write_retrying(s, d->name, a->attr, a->tunable, a->write);
                         if (k == -ENOMEM)
                                 return k;
-                        if (k < 0 && (ERRNO_IS_GONE(k) && disk_is_gone(s, d))) {
+                        if (k < 0 && ERRNO_IS_GONE(k) && (write_proves_gone(a, k) || disk_is_gone(s, d))) {
                                 gone = true;
                                 a->outcome = OUTCOME_GONE;
                                 a->error = k;
@@ -214,8 +225,7 @@ int apply_disk(Sysfs *s, Disk *d, const Resolved *r, ApplyFlags flags, Plan **re
                                         a->outcome = OUTCOME_GONE;
                                         a->error = k;
                                 }
-                                switched = a->attr->id == ATTR_SCHEDULER &&
-                                           a->outcome == OUTCOME_WRITTEN;
+                                changed = a->outcome == OUTCOME_WRITTEN;
                         }
                 }
 
@@ -225,9 +235,11 @@ int apply_disk(Sysfs *s, Disk *d, const Resolved *r, ApplyFlags flags, Plan **re
                         return k;
                 i++;
 
-                if (switched) {
-                        /* The switch reset the tunables and nr_requests and may have changed
-                         * wbt: what follows is decided again on the values read now. */
+                if (changed) {
+                        /* A write can change other attributes: a scheduler switch resets the
+                         * tunables and nr_requests and may change wbt; a queue limit raises
+                         * read_ahead_kb. confirm() read the disk again: decide what follows
+                         * on the values read now. */
                         _cleanup_(plan_freep) Plan *again = NULL;
 
                         k = plan_build(d, r, &again);

@@ -29,11 +29,6 @@ static const AttrInfo attr_table[_ATTR_MAX] = {
                 .follows_scheduler = true,
                 .summary = "writeback throttling target latency in microseconds, \"default\" or \"off\"",
         },
-        [ATTR_READ_AHEAD_KB] = {
-                .id = ATTR_READ_AHEAD_KB, .key = "read_ahead_kb", .path = "queue/read_ahead_kb",
-                .property = "ReadAheadKB", .kind = ATTR_KIND_INT, .min = 0, .max = 4 << 20,
-                .summary = "read-ahead in KiB",
-        },
         [ATTR_MAX_SECTORS_KB] = {
                 .id = ATTR_MAX_SECTORS_KB, .key = "max_sectors_kb", .path = "queue/max_sectors_kb",
                 .property = "MaxSectorsKB", .kind = ATTR_KIND_INT, .min = 4, .max = 4 << 20,
@@ -59,6 +54,11 @@ static const AttrInfo attr_table[_ATTR_MAX] = {
                 .property = "IOStats", .kind = ATTR_KIND_BOOL, .min = 0, .max = 1,
                 .summary = "account I/O statistics",
         },
+        [ATTR_READ_AHEAD_KB] = {
+                .id = ATTR_READ_AHEAD_KB, .key = "read_ahead_kb", .path = "queue/read_ahead_kb",
+                .property = "ReadAheadKB", .kind = ATTR_KIND_INT, .min = 0, .max = 4 << 20,
+                .summary = "read-ahead in KiB",
+        },
 };
 
 /* Tunables of the schedulers in mainline, by scheduler. A tunable is written only when the
@@ -66,14 +66,15 @@ static const AttrInfo attr_table[_ATTR_MAX] = {
 static const struct {
         const char *scheduler;
         const char *name;
+        bool jiffies;   /* milliseconds kept in jiffies: rounded up to a whole tick */
 } tunable_table[] = {
-        { "mq-deadline", "read_expire" },
-        { "mq-deadline", "write_expire" },
+        { "mq-deadline", "read_expire", true },
+        { "mq-deadline", "write_expire", true },
         { "mq-deadline", "writes_starved" },
         { "mq-deadline", "front_merges" },
         { "mq-deadline", "fifo_batch" },
         { "mq-deadline", "async_depth" },
-        { "mq-deadline", "prio_aging_expire" },
+        { "mq-deadline", "prio_aging_expire", true },
         { "kyber", "read_lat_nsec" },
         { "kyber", "write_lat_nsec" },
         { "bfq", "back_seek_max" },
@@ -85,7 +86,7 @@ static const struct {
         { "bfq", "slice_idle" },
         { "bfq", "slice_idle_us" },
         { "bfq", "strict_guarantees" },
-        { "bfq", "timeout_sync" },
+        { "bfq", "timeout_sync", true },
 };
 
 const AttrInfo *attr_get(AttrId id) {
@@ -139,6 +140,22 @@ const char *tunable_by_index(size_t i, const char **ret_scheduler) {
         if (ret_scheduler)
                 *ret_scheduler = tunable_table[i].scheduler;
         return tunable_table[i].name;
+}
+
+int64_t tunable_kernel_value(const char *tunable, int64_t value, unsigned hz) {
+        bool jiffies = false;
+        int64_t j;
+
+        for (size_t i = 0; i < ELEMENTSOF(tunable_table); i++)
+                if (streq(tunable_table[i].name, tunable))
+                        jiffies = tunable_table[i].jiffies;
+        if (!jiffies || hz == 0 || hz > 100000 || value < 0 || value > INT32_MAX)
+                return value;
+        if (streq(tunable, "timeout_sync") && value < 1)
+                value = 1;      /* bfq_timeout_sync_store() clamps */
+        /* msecs_to_jiffies() rounds up, jiffies_to_msecs() rounds down. */
+        j = (value * hz + 999) / 1000;
+        return j * 1000 / hz;
 }
 
 int setting_key_parse(const char *key, const AttrInfo **ret_attr, char **ret_tunable) {

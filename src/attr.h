@@ -9,20 +9,22 @@
  * Everything iosched knows about a queue attribute lives in one table (attr.c): its config key,
  * its sysfs path, how its value is parsed and compared, and the order in which attributes are
  * written. The order is the one that converges: the scheduler first (switching resets its
- * tunables and nr_requests and may re-enable wbt), then its tunables, nr_requests, wbt, and the
- * attributes no switch touches.
+ * tunables and nr_requests and may re-enable wbt), then its tunables, nr_requests, wbt, the
+ * attributes no switch touches, and read_ahead_kb last: every write that commits queue limits
+ * (max_sectors_kb, add_random, iostats) raises the read-ahead to twice the largest request on
+ * a rotational disk (blk_apply_bdi_limits()).
  */
 typedef enum AttrId {
         ATTR_SCHEDULER,
         ATTR_IOSCHED,           /* queue/iosched/<tunable>, config key "iosched.<tunable>" */
         ATTR_NR_REQUESTS,
         ATTR_WBT_LAT_USEC,
-        ATTR_READ_AHEAD_KB,
         ATTR_MAX_SECTORS_KB,
         ATTR_RQ_AFFINITY,
         ATTR_NOMERGES,
         ATTR_ADD_RANDOM,
         ATTR_IOSTATS,
+        ATTR_READ_AHEAD_KB,
         _ATTR_MAX,
 } AttrId;
 
@@ -104,3 +106,17 @@ bool tunable_belongs_to(const char *scheduler, const char *tunable);
  * Return: the tunable's name, or NULL past the end.
  */
 const char *tunable_by_index(size_t i, const char **ret_scheduler);
+
+/**
+ * tunable_kernel_value() - the value a tunable reads back after @value was written to it
+ * @tunable: the tunable's name ("read_expire")
+ * @value: the value written
+ * @hz: the kernel's tick rate (CONFIG_HZ); 0 when unknown
+ *
+ * mq-deadline's read_expire, write_expire, prio_aging_expire and bfq's timeout_sync are
+ * milliseconds that the kernel keeps in jiffies: a write is rounded up to a whole tick, and
+ * reads show the ticks in milliseconds again (250 reads back as 252 with HZ=250).
+ *
+ * Return: what the kernel will show; @value itself for exact tunables or an unknown @hz.
+ */
+int64_t tunable_kernel_value(const char *tunable, int64_t value, unsigned hz);

@@ -89,6 +89,7 @@ typedef struct Disk {
         unsigned nr_hw_queues;  /* 0 for bio-based queues */
         uint64_t size_bytes;
         int64_t max_hw_sectors_kb;      /* -1 unknown */
+        unsigned hz;            /* the kernel's tick rate, for tunables kept in jiffies; 0 unknown */
 
         /* Scheduler: current NULL when the queue offers no choice (a lone "none" or no file). */
         char *scheduler;

@@ -28,6 +28,10 @@ void log_set_prefix(const char *ident) {
         prefix = ident;
 }
 
+void log_set_console_prefix(int mode) {
+        console_prefix = mode < 0 ? -1 : !!mode;
+}
+
 int log_parse_level(const char *s) {
         static const char *const names[] = {
                 "emerg", "alert", "crit", "err", "warning", "notice", "info", "debug",

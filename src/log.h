@@ -14,6 +14,8 @@ void log_set_max_level(int level);
 int log_get_max_level(void);
 void log_set_target(LogTarget target);
 void log_set_prefix(const char *ident);
+/* Console: -1 (default) "<N>" priority prefixes when stderr is not a terminal, 0 never, 1 always. */
+void log_set_console_prefix(int mode);
 int log_parse_level(const char *s);
 
 /* Logs at @level and returns -abs(@error), so that callers can write

@@ -222,7 +222,7 @@ static int decide_wbt(const Disk *d, const Setting *s, const char *final_schedul
 }
 
 static int decide_number(const Disk *d, const Setting *s, const AttrState *st, Action *a) {
-        int64_t want = s->value.num;
+        int64_t want = s->value.num, shown = want;
 
         if (st->err < 0)
                 return set_decision(a, ACTION_UNSUPPORTED, "%s", read_error_text(st->err));
@@ -237,6 +237,12 @@ static int decide_number(const Disk *d, const Setting *s, const AttrState *st, A
                                     want, d->max_hw_sectors_kb);
         if (st->value.num == want)
                 return set_decision(a, ACTION_SKIP, "already %" PRIi64, want);
+        /* A tunable kept in jiffies shows the value rounded up to a whole tick. */
+        if (s->attr->id == ATTR_IOSCHED)
+                shown = tunable_kernel_value(s->tunable, want, d->hz);
+        if (st->value.num == shown)
+                return set_decision(a, ACTION_SKIP, "already %" PRIi64 " (%" PRIi64
+                                    " in whole clock ticks of HZ=%u)", shown, want, d->hz);
         return set_write(a, want, "%" PRIi64 " -> %" PRIi64, st->value.num, want);
 }
 

@@ -5,6 +5,7 @@
 #include <stdio.h>
 #include <sys/stat.h>
 #include <sys/utsname.h>
+#include <time.h>
 
 #include "log.h"
 #include "sysfs.h"
@@ -19,7 +20,17 @@ struct Sysfs {
         SysfsWriteHook write_hook;
         void *hook_userdata;
         unsigned long n_writes;
+        unsigned hz;
 };
+
+/* The coarse clocks tick once a jiffy: their resolution tells CONFIG_HZ without a file. */
+static unsigned kernel_hz(void) {
+        struct timespec ts;
+
+        if (clock_getres(CLOCK_MONOTONIC_COARSE, &ts) < 0 || ts.tv_sec != 0 || ts.tv_nsec <= 0)
+                return 0;
+        return (unsigned) ((1000000000L + ts.tv_nsec / 2) / ts.tv_nsec);
+}
 
 int sysfs_new(const char *root, Sysfs **ret) {
         _cleanup_(sysfs_freep) Sysfs *s = NULL;
@@ -34,6 +45,7 @@ int sysfs_new(const char *root, Sysfs **ret) {
         s->root_fd = open(s->root, O_PATH | O_DIRECTORY | O_CLOEXEC);
         if (s->root_fd < 0)
                 return -errno;
+        s->hz = kernel_hz();
         *ret = TAKE_PTR(s);
         return 0;
 }
@@ -219,6 +231,14 @@ int sysfs_list_disks(Sysfs *s, char ***ret) {
         strv_sort(l);
         *ret = TAKE_PTR(l);
         return 0;
+}
+
+bool sysfs_disk_exists(Sysfs *s, const char *name) {
+        char path[PATH_MAX];
+
+        if (disk_path(name, "dev", path, sizeof(path)) < 0)
+                return false;
+        return faccessat(s->root_fd, path, F_OK, 0) >= 0;
 }
 
 int udev_db_parse(const char *text, char ***ret) {
@@ -422,15 +442,20 @@ int sysfs_reload_settings(Sysfs *s, Disk *d) {
         }
 
         /* The disk may have gone away while we read: tell the caller rather than planning on
-         * a half-read disk. */
+         * a half-read disk. del_gendisk() removes queue/ first and "dev" last: a disk with
+         * "dev" but without queue/ is being deleted. */
         {
                 char path[PATH_MAX];
 
-                r = disk_path(d->name, "dev", path, sizeof(path));
-                if (r < 0)
-                        return r;
-                if (faccessat(s->root_fd, path, F_OK, 0) < 0)
-                        return -ENODEV;
+                static const char *const last[] = { "queue", "dev" };
+
+                for (size_t i = 0; i < ELEMENTSOF(last); i++) {
+                        r = disk_path(d->name, last[i], path, sizeof(path));
+                        if (r < 0)
+                                return r;
+                        if (faccessat(s->root_fd, path, F_OK, 0) < 0)
+                                return -ENODEV;
+                }
         }
         return 0;
 }
@@ -453,6 +478,7 @@ int sysfs_load_disk(Sysfs *s, const char *name, char * const *udev_props, const 
         if (!d)
                 return -ENOMEM;
         d->load = what ? *what : DISK_LOAD_ALL;
+        d->hz = s->hz;
 
         r = read_disk_file(s, name, "dev", &d->devnum);
         if (r < 0)

@@ -34,6 +34,12 @@ unsigned long sysfs_get_n_writes(const Sysfs *s);
 int sysfs_list_disks(Sysfs *s, char ***ret);
 
 /**
+ * sysfs_disk_exists() - whether a block device of that name is there now
+ * Return: true when @name is a valid name and sys/class/block/@name/dev exists.
+ */
+bool sysfs_disk_exists(Sysfs *s, const char *name);
+
+/**
  * sysfs_load_disk() - read a disk's identity and current settings
  * @s: the tree
  * @name: kernel name; validated

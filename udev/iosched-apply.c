@@ -129,11 +129,18 @@ static bool udev_event_is_for(const char *disk) {
         return base && streq(base + 1, disk);
 }
 
-static int apply_one(Sysfs *s, const Policy *policy, const char *name, ApplyStats *stats) {
+static const char *disk_arg_name(const char *word) {
+        return startswith(word, "/dev/") ?: word;
+}
+
+/* @listed: the disk was there when the run started (--all listed it, or it was checked): if
+ * it is gone by its turn, it went away during the run, which is not an error. */
+static int apply_one(Sysfs *s, const Policy *policy, const char *name, bool listed,
+                     ApplyStats *stats) {
         _cleanup_(disk_freep) Disk *d = NULL;
         _cleanup_(resolved_freep) Resolved *res = NULL;
         _cleanup_(plan_freep) Plan *report = NULL;
-        const char *n = startswith(name, "/dev/") ?: name;
+        const char *n = disk_arg_name(name);
         DiskLoad load = DISK_LOAD_ALL;
         int r;
 
@@ -148,7 +155,7 @@ static int apply_one(Sysfs *s, const Policy *policy, const char *name, ApplyStat
 
         r = sysfs_load_disk(s, n, udev_event_is_for(n) ? environ : NULL, &load, &d);
         if (r == -ENODEV || r == -ENOENT) {
-                if (udev_event_is_for(n)) {
+                if (listed || udev_event_is_for(n)) {
                         log_debug("%s: gone before it could be read.", n);
                         return 0;
                 }
@@ -196,6 +203,7 @@ int main(int argc, char *argv[]) {
         _cleanup_(policy_freep) Policy *policy = NULL;
         _cleanup_(strv_freep) char **errors = NULL, **all = NULL;
         _cleanup_(sysfs_freep) Sysfs *s = NULL;
+        _cleanup_(freep) bool *present = NULL;
         ApplyStats stats = {};
         bool no_disk = false;
         int r;
@@ -244,8 +252,19 @@ int main(int argc, char *argv[]) {
                 arg.disks = all;
         }
 
+        /* Of several disks named, those there now and gone by their turn went away during
+         * the run. (One disk: nothing to tell apart, and udev's helper stays lean.) */
+        if (!arg.all && strv_length(arg.disks) > 1) {
+                present = calloc(strv_length(arg.disks), sizeof(bool));
+                if (!present)
+                        return log_oom(), EXIT_FAILURE;
+                for (size_t i = 0; arg.disks[i]; i++)
+                        present[i] = sysfs_disk_exists(s, disk_arg_name(arg.disks[i]));
+        }
+
         for (char **d = arg.disks; *d; d++) {
-                r = apply_one(s, policy, *d, &stats);
+                r = apply_one(s, policy, *d, arg.all || (present && present[d - arg.disks]),
+                              &stats);
                 if (r == -ENOMEM)
                         return EXIT_FAILURE;
                 if (r < 0)

@@ -10,7 +10,9 @@ set -euo pipefail
 TEST_NAME=$(basename "$0" .sh)
 TEST_TMP=$(mktemp -d "/tmp/iosched-${TEST_NAME}.XXXXXX")
 _LOOPS="$TEST_TMP/.loops"   # a file: loop_new runs in $(...) subshells
+_CREATED="$TEST_TMP/.created"   # loop devices whose index we created: removed at exit
 : >"$_LOOPS"
+: >"$_CREATED"
 declare -a _CLEANUPS=()
 
 # Where the built programs are: meson passes IOSCHED_BUILD_DIR; default ../../build.
@@ -40,6 +42,9 @@ _cleanup() {
                 # udev may hold the device open for a moment: try again
                 [ -n "$dev" ] && losetup "$dev" >/dev/null 2>&1 && { sleep 0.2; losetup -d "$dev" >/dev/null 2>&1; }
         done <"$_LOOPS"
+        while read -r dev; do
+                [ -n "$dev" ] && _loop_ctl_remove "${dev#/dev/loop}" >/dev/null 2>&1
+        done <"$_CREATED"
         rm -rf "$TEST_TMP"
         exit $rc
 }
@@ -65,6 +70,51 @@ loop_del() {
         sed -i "\\|^$dev\$|d" "$_LOOPS"
 }
 
+# The index of a loop device is removed with LOOP_CTL_REMOVE on /dev/loop-control (losetup
+# can only detach): tests/lib/loopctl.c, built with the project.
+_loop_ctl_remove() {
+        "$IOSCHED_BUILD_DIR/tests/lib/loopctl" remove "$1"
+}
+
+# loop_create [SIZE_MB] -> the kernel name of a loop device with a NEW index (the kernel sends
+# "add" for it, and removing it makes the disk really go away), attached to a file in
+# $TEST_TMP. Detached and removed at exit. loop_new reuses free existing devices instead.
+loop_create() {
+        local size=${1:-16} img idx
+        img=$(mktemp "$TEST_TMP/loop.XXXXXX.img")
+        truncate -s "${size}M" "$img"
+        for _ in $(seq 50); do
+                # High and random: clear of losetup --find and of other tests' devices.
+                idx=$((1000 + RANDOM % 30000))
+                [ -e "/sys/block/loop$idx" ] && continue
+                losetup "/dev/loop$idx" "$img" 2>/dev/null || continue
+                echo "/dev/loop$idx" >>"$_LOOPS"
+                echo "/dev/loop$idx" >>"$_CREATED"
+                echo "loop$idx"
+                return 0
+        done
+        fail "loop_create: no free loop index found"
+}
+
+# loop_remove NAME...: detach our created loop devices and remove them, all at the same time:
+# the disks go away.
+loop_remove() {
+        local n pids=()
+        for n in "$@"; do
+                grep -qx "/dev/$n" "$_CREATED" || fail "loop_remove: $n was not created by loop_create"
+        done
+        for n in "$@"; do
+                { losetup -d "/dev/$n" 2>/dev/null; _loop_ctl_remove "${n#loop}"; } &
+                pids+=($!)
+        done
+        for n in "${pids[@]}"; do
+                wait "$n" || fail "loop_remove: cannot remove $*"
+        done
+        for n in "$@"; do
+                sed -i "\\|^/dev/$n\$|d" "$_LOOPS" "$_CREATED"
+        done
+}
+
 qattr() { cat "/sys/block/$1/queue/$2"; }
 
 # The bracketed scheduler of a disk.
@@ -78,6 +128,21 @@ count_sysfs_writes() {
         ASAN_OPTIONS="${ASAN_OPTIONS:+$ASAN_OPTIONS:}detect_leaks=0" \
                 strace -f -qq -e trace=openat -o "$out" "$@" >/dev/null
         grep -c 'queue/.*O_WRONLY' "$out" || true
+}
+
+# trace_run LOG CMD...: run CMD under strace -f, recording every open and write(2) with the path
+# of its file descriptor (-y). Returns CMD's exit status; its output goes to the caller.
+trace_run() {
+        local log=$1
+        shift
+        strace -f -qq -y -e trace=openat,write -o "$log" "$@"
+}
+
+# sysfs_writes LOG: one line per write(2) to a block queue attribute in LOG, in order:
+#   "DISK ATTR VALUE RESULT"   e.g. "loop5 nr_requests 32 2" or "loop5 nr_requests 32 -1 EBUSY ..."
+# ATTR is below queue/ ("scheduler", "iosched/fifo_batch").
+sysfs_writes() {
+        sed -n 's|^[0-9]* *write([0-9]*</sys/devices/[^>]*/block/\([^/>]*\)/queue/\([^>]*\)>, "\([^"]*\)", [0-9]*) *= \(.*\)$|\1 \2 \3 \4|p' "$1"
 }
 
 # Make sure a systemd-udevd runs; stop it at exit only if we started it.

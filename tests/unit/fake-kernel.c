@@ -1,5 +1,6 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 #include <fcntl.h>
+#include <inttypes.h>
 #include <ftw.h>
 #include <limits.h>
 #include <stdio.h>
@@ -204,6 +205,24 @@ static int write_file_fd(int fd, const char *value) {
         return 0;
 }
 
+static void raise_read_ahead(FakeKernel *k, const char *disk) {
+        _cleanup_(freep) char *rot = NULL, *ra = NULL, *ms = NULL;
+        char p[PATH_MAX], buf[32];
+        int64_t r = 0, m = 0;
+
+        disk_file(p, sizeof(p), disk, "queue/rotational");
+        rot = fake_read(k, p);
+        disk_file(p, sizeof(p), disk, "queue/max_sectors_kb");
+        ms = fake_read(k, p);
+        disk_file(p, sizeof(p), disk, "queue/read_ahead_kb");
+        ra = fake_read(k, p);
+        if (!rot || !streq(rot, "1") || !ms || !ra || safe_atoi64(ra, 0, INT64_MAX, &r) < 0 ||
+            safe_atoi64(ms, 0, INT64_MAX, &m) < 0 || r >= 2 * m)
+                return;
+        snprintf(buf, sizeof(buf), "%" PRIi64, 2 * m);
+        fake_write(k, p, buf);
+}
+
 static int fake_hook(Sysfs *s, int fd, const char *disk, const char *rel, const char *value,
                      void *userdata) {
         FakeKernel *k = userdata;
@@ -218,7 +237,17 @@ static int fake_hook(Sysfs *s, int fd, const char *disk, const char *rel, const 
                 return -EBUSY;
         }
         if (k->vanish_after > 0 && --k->vanish_after == 0) {
+                if (k->vanish_queue_only) {
+                        char q[PATH_MAX];
+
+                        snprintf(q, sizeof(q), "%s/sys/class/block/%s/queue", k->root,
+                                 k->vanish_disk ?: disk);
+                        nftw(q, rm_cb, 16, FTW_DEPTH | FTW_PHYS);
+                        return 0;       /* the write itself went through */
+                }
                 fake_disk_remove(k, k->vanish_disk ?: disk);
+                if (k->vanish_readd)
+                        fake_disk_add(k, k->vanish_readd);
                 return -ENODEV;
         }
 
@@ -266,11 +295,20 @@ static int fake_hook(Sysfs *s, int fd, const char *disk, const char *rel, const 
 
         {
                 int64_t v;
+                int r;
 
                 if (safe_atoi64(value, 0, INT64_MAX, &v) < 0)
                         return -EINVAL;
+                r = write_file_fd(fd, value);
+                if (r < 0)
+                        return r;
         }
-        return write_file_fd(fd, value);
+        if (streq(rel, "queue/max_sectors_kb") || streq(rel, "queue/add_random") ||
+            streq(rel, "queue/iostats"))
+                /* These commit the queue limits, and blk_apply_bdi_limits() raises the
+                 * read-ahead of a rotational disk to twice the largest request. */
+                raise_read_ahead(k, disk);
+        return 0;
 }
 
 /* wbt_lat_usec holding "EINVAL" reads like a queue whose wbt is not set up. */

@@ -32,6 +32,8 @@ typedef struct FakeKernel {
         unsigned busy;                  /* fail this many writes with EBUSY */
         int vanish_after;               /* > 0: remove the disk at that write and fail it */
         char *vanish_disk;
+        const FakeDiskSpec *vanish_readd;       /* add this disk again right after it vanished */
+        bool vanish_queue_only;                 /* leave the disk half deleted: no queue/ */
 } FakeKernel;
 
 FakeKernel *fake_kernel_new(void);

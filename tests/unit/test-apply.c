@@ -86,12 +86,12 @@ static void test_changes_in_order_then_nothing(void **state) {
                 "sda:queue/iosched/read_expire=250\n"
                 "sda:queue/nr_requests=32\n"
                 "sda:queue/wbt_lat_usec=3000\n"
-                "sda:queue/read_ahead_kb=512\n"
                 "sda:queue/max_sectors_kb=256\n"
                 "sda:queue/rq_affinity=2\n"
                 "sda:queue/nomerges=1\n"
                 "sda:queue/add_random=1\n"
-                "sda:queue/iostats=0\n");
+                "sda:queue/iostats=0\n"
+                "sda:queue/read_ahead_kb=512\n");
         assert_int_equal(st.written, 11);
         assert_int_equal(st.failed, 0);
         for (size_t i = 0; i < p->n_actions; i++)
@@ -129,6 +129,39 @@ static void test_switch_resets_then_decides_again(void **state) {
         /* the fake kernel resets nr_requests to 64 on a switch to mq-deadline */
         assert_int_equal(find(p, "nr_requests")->outcome, OUTCOME_SKIPPED);
         assert_int_equal(st.written, 1);
+        plan_free(p);
+        teardown(&c);
+}
+
+/* A queue limit written after read_ahead_kb raised it again (blk_apply_bdi_limits() on a
+ * rotational disk): the read-ahead comes last, and is decided again after each write. */
+static void test_limits_raise_read_ahead(void **state) {
+        FakeDiskSpec hdd = ssd;
+        ApplyStats st = {};
+        Plan *p;
+        Ctx c;
+
+        hdd.rotational = 1;
+        setup(&c, &hdd, "read_ahead_kb = 64\nmax_sectors_kb = 256\niostats = 0\n");
+        assert_int_equal(fake_write(c.k, "sys/class/block/sda/queue/read_ahead_kb", "64"), 0);
+        p = run(&c, "sda", 0, &st);
+        /* read_ahead_kb was right before, but the limits raised it to 512 */
+        assert_string_equal(c.k->log,
+                "sda:queue/max_sectors_kb=256\n"
+                "sda:queue/iostats=0\n"
+                "sda:queue/read_ahead_kb=64\n");
+        assert_int_equal(find(p, "read_ahead_kb")->outcome, OUTCOME_WRITTEN);
+        assert_int_equal(st.failed, 0);
+        plan_free(p);
+        {
+                _cleanup_(freep) char *ra = fake_read(c.k, "sys/class/block/sda/queue/read_ahead_kb");
+
+                assert_string_equal(ra, "64");
+        }
+        c.k->log[0] = 0;
+        c.k->n_writes = 0;
+        p = run(&c, "sda", 0, NULL);
+        assert_int_equal(c.k->n_writes, 0);
         plan_free(p);
         teardown(&c);
 }
@@ -212,6 +245,44 @@ static void test_vanishing_disk(void **state) {
         teardown(&c);
 }
 
+/* The disk went away and a new one came with the same name and number before iosched
+ * looked (loop devices do that): the ENODEV of a queue attribute's open file is proof enough
+ * that the disk it was opened for is gone. Nothing is written to the new one. */
+static void test_replaced_disk(void **state) {
+        ApplyStats st = {};
+        Plan *p;
+        Ctx c;
+
+        setup(&c, &ssd, "nr_requests = 32\nread_ahead_kb = 64\n");
+        c.k->vanish_after = 1;
+        c.k->vanish_readd = &ssd;
+        p = run(&c, "sda", 0, &st);
+        assert_int_equal(find(p, "nr_requests")->outcome, OUTCOME_GONE);
+        assert_int_equal(find(p, "read_ahead_kb")->outcome, OUTCOME_GONE);
+        assert_int_equal(st.failed, 0);
+        assert_int_equal(c.k->n_writes, 1);
+        plan_free(p);
+        teardown(&c);
+}
+
+/* del_gendisk() removes queue/ long before "dev": a disk caught in between is gone, not a
+ * disk whose attributes cannot be read (which would make the write a failure). */
+static void test_half_deleted_disk(void **state) {
+        ApplyStats st = {};
+        Plan *p;
+        Ctx c;
+
+        setup(&c, &ssd, "nr_requests = 32\nread_ahead_kb = 64\n");
+        c.k->vanish_after = 1;
+        c.k->vanish_queue_only = true;
+        p = run(&c, "sda", 0, &st);
+        assert_int_equal(find(p, "nr_requests")->outcome, OUTCOME_GONE);
+        assert_int_equal(find(p, "read_ahead_kb")->outcome, OUTCOME_GONE);
+        assert_int_equal(st.failed, 0);
+        plan_free(p);
+        teardown(&c);
+}
+
 static int ignoring_hook(Sysfs *s, int fd, const char *disk, const char *rel, const char *value,
                          void *userdata) {
         return 0;       /* accepts every write and changes nothing */
@@ -286,9 +357,12 @@ int main(void) {
         const struct CMUnitTest tests[] = {
                 cmocka_unit_test(test_changes_in_order_then_nothing),
                 cmocka_unit_test(test_switch_resets_then_decides_again),
+                cmocka_unit_test(test_limits_raise_read_ahead),
                 cmocka_unit_test(test_busy_is_retried),
                 cmocka_unit_test(test_einval_falls_back),
                 cmocka_unit_test(test_vanishing_disk),
+                cmocka_unit_test(test_replaced_disk),
+                cmocka_unit_test(test_half_deleted_disk),
                 cmocka_unit_test(test_write_not_confirmed),
                 cmocka_unit_test(test_dry_run),
                 cmocka_unit_test(test_bad_names_never_reach_paths),

@@ -184,8 +184,32 @@ static void test_keys(void **state) {
         }
 }
 
+/* The kernel keeps some millisecond tunables in jiffies (msecs_to_jiffies() on store,
+ * jiffies_to_msecs() on show): these are the values a real kernel reads back. */
+static void test_tunable_kernel_value(void **state) {
+        /* HZ=250, the machines' kernel: 250 ms is 62.5 ticks, stored as 63, shown as 252 */
+        assert_int_equal(tunable_kernel_value("read_expire", 250, 250), 252);
+        assert_int_equal(tunable_kernel_value("read_expire", 500, 250), 500);
+        assert_int_equal(tunable_kernel_value("write_expire", 5001, 250), 5004);
+        assert_int_equal(tunable_kernel_value("prio_aging_expire", 1, 250), 4);
+        assert_int_equal(tunable_kernel_value("read_expire", 0, 250), 0);
+        assert_int_equal(tunable_kernel_value("timeout_sync", 0, 250), 4);
+        /* HZ=100 and HZ=300 (1000 is no multiple of 300: shown rounded down) */
+        assert_int_equal(tunable_kernel_value("read_expire", 255, 100), 260);
+        assert_int_equal(tunable_kernel_value("read_expire", 250, 300), 250);
+        assert_int_equal(tunable_kernel_value("read_expire", 251, 300), 253);
+        /* HZ=1000 is exact; an unknown HZ compares exactly */
+        assert_int_equal(tunable_kernel_value("read_expire", 251, 1000), 251);
+        assert_int_equal(tunable_kernel_value("read_expire", 250, 0), 250);
+        /* exact tunables */
+        assert_int_equal(tunable_kernel_value("fifo_batch", 250, 250), 250);
+        assert_int_equal(tunable_kernel_value("fifo_expire_sync", 125, 250), 125);
+        assert_int_equal(tunable_kernel_value("slice_idle", 7, 250), 7);
+}
+
 int main(void) {
         const struct CMUnitTest tests[] = {
+                cmocka_unit_test(test_tunable_kernel_value),
                 cmocka_unit_test(test_scheduler_parse),
                 cmocka_unit_test(test_disk_name),
                 cmocka_unit_test(test_transport),

@@ -144,7 +144,7 @@ static void test_tunables(void **state) {
         expect("scheduler = bfq\niosched.fifo_batch = 4", &ssd, NULL, "iosched.fifo_batch", ACTION_UNSUPPORTED, NULL, "not a tunable of bfq");
         expect("iosched.fifo_batch = 4", &nvme, NULL, "iosched.fifo_batch", ACTION_UNSUPPORTED, NULL, "not a tunable of none");
 
-        /* order: scheduler, tunables, nr_requests, wbt, the rest */
+        /* order: scheduler, tunables, nr_requests, wbt, the rest, read_ahead_kb last */
         plan_for(&c, &nvme, NULL,
                  "read_ahead_kb = 64\nwbt_lat_usec = 500\nnr_requests = 32\niosched.fifo_batch = 4\nscheduler = mq-deadline\nrq_affinity = 2");
         assert_int_equal(c.plan->n_actions, 6);
@@ -152,11 +152,31 @@ static void test_tunables(void **state) {
         assert_string_equal(c.plan->actions[1].key, "iosched.fifo_batch");
         assert_string_equal(c.plan->actions[2].key, "nr_requests");
         assert_string_equal(c.plan->actions[3].key, "wbt_lat_usec");
-        assert_string_equal(c.plan->actions[4].key, "read_ahead_kb");
-        assert_string_equal(c.plan->actions[5].key, "rq_affinity");
+        assert_string_equal(c.plan->actions[4].key, "rq_affinity");
+        assert_string_equal(c.plan->actions[5].key, "read_ahead_kb");
         for (size_t i = 1; i <= 3; i++)
                 assert_true(c.plan->actions[i].after_switch);
         assert_false(c.plan->actions[4].after_switch);
+        assert_false(c.plan->actions[5].after_switch);
+        ctx_done(&c);
+}
+
+/* read_expire is kept in jiffies: at HZ=250 the kernel shows 250 as 252. That is "already
+ * right", or every run would write it again and report a failure. */
+static void test_tunable_in_jiffies(void **state) {
+        Ctx c;
+
+        plan_for(&c, &ssd, NULL, "iosched.read_expire = 250");
+        assert_int_equal(fake_write(c.k, "sys/class/block/sda/queue/iosched/read_expire", "252"), 0);
+        assert_int_equal(sysfs_reload_settings(c.s, c.d), 0);
+        for (unsigned hz = 0; hz <= 1000; hz += 250) {
+                c.d->hz = hz;
+                plan_free(c.plan);
+                assert_int_equal(plan_build(c.d, c.r, &c.plan), 0);
+                /* 252 is 250 rounded up to a tick at HZ=250 only */
+                assert_int_equal(action(&c, "iosched.read_expire")->type,
+                                 hz == 250 ? ACTION_SKIP : ACTION_WRITE);
+        }
         ctx_done(&c);
 }
 
@@ -216,6 +236,7 @@ int main(void) {
                 cmocka_unit_test(test_scheduler),
                 cmocka_unit_test(test_loadable_module),
                 cmocka_unit_test(test_tunables),
+                cmocka_unit_test(test_tunable_in_jiffies),
                 cmocka_unit_test(test_wbt),
                 cmocka_unit_test(test_numbers),
                 cmocka_unit_test(test_unparsable_current),

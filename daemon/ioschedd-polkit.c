@@ -1,0 +1,196 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+#include "ioschedd-polkit.h"
+#include "log.h"
+#include "util.h"
+
+typedef struct Query Query;
+struct Query {
+        Query *next;
+        struct Registry *registry;
+        sd_bus_message *call;
+        char *action;
+        sd_bus_slot *slot;
+        bool done;
+        int result;                     /* 1 allowed, negative denied or failed */
+        sd_bus_error error;
+};
+
+typedef struct Registry {
+        Query *queries;
+} Registry;
+
+static Query *query_free(Query *q) {
+        if (!q)
+                return NULL;
+        sd_bus_slot_unref(q->slot);
+        sd_bus_message_unref(q->call);
+        sd_bus_error_free(&q->error);
+        free(q->action);
+        free(q);
+        return NULL;
+}
+
+static void registry_unlink(Registry *reg, Query *q) {
+        for (Query **p = &reg->queries; *p; p = &(*p)->next)
+                if (*p == q) {
+                        *p = q->next;
+                        return;
+                }
+}
+
+static int check_reply(Query *q, sd_bus_message *reply) {
+        const sd_bus_error *e = sd_bus_message_get_error(reply);
+        int authorized, challenge, r;
+
+        if (e) {
+                if (sd_bus_error_has_names(e, SD_BUS_ERROR_SERVICE_UNKNOWN, SD_BUS_ERROR_NAME_HAS_NO_OWNER,
+                                           SD_BUS_ERROR_NO_REPLY, SD_BUS_ERROR_TIMEOUT)) {
+                        log_info("polkit is not available (%s): denying %s to a non-root caller.",
+                                 e->name, q->action);
+                        sd_bus_error_setf(&q->error, SD_BUS_ERROR_ACCESS_DENIED,
+                                          "Access denied: polkit is not available to authorize %s.",
+                                          q->action);
+                        return -EACCES;
+                }
+                log_warning("polkit failed to check %s: %s: %s", q->action, e->name, strna(e->message));
+                sd_bus_error_setf(&q->error, SD_BUS_ERROR_ACCESS_DENIED,
+                                  "Access denied: polkit could not check %s: %s", q->action,
+                                  strna(e->message));
+                return -EACCES;
+        }
+
+        r = sd_bus_message_enter_container(reply, 'r', "bba{ss}");
+        if (r >= 0)
+                r = sd_bus_message_read(reply, "bb", &authorized, &challenge);
+        if (r < 0) {
+                sd_bus_error_setf(&q->error, SD_BUS_ERROR_ACCESS_DENIED,
+                                  "Access denied: unexpected answer from polkit.");
+                return -EACCES;
+        }
+        if (authorized)
+                return 1;
+        if (challenge) {
+                sd_bus_error_setf(&q->error, SD_BUS_ERROR_INTERACTIVE_AUTHORIZATION_REQUIRED,
+                                  "Interactive authentication required for %s.", q->action);
+                return -EACCES;
+        }
+        sd_bus_error_setf(&q->error, SD_BUS_ERROR_ACCESS_DENIED, "Access denied: %s is not authorized.",
+                          q->action);
+        return -EACCES;
+}
+
+static int on_polkit_reply(sd_bus_message *reply, void *userdata, sd_bus_error *ret_error) {
+        Query *q = userdata;
+        int r;
+
+        q->slot = sd_bus_slot_unref(q->slot);
+        q->result = check_reply(q, reply);
+        q->done = true;
+
+        /* Dispatch the method call again: the handler now finds the answer. */
+        r = sd_bus_message_rewind(q->call, true);
+        if (r >= 0)
+                r = sd_bus_enqueue_for_read(sd_bus_message_get_bus(q->call), q->call);
+        if (r < 0) {
+                log_error_errno(r, "Cannot dispatch a method call again after polkit answered: %m");
+                (void) sd_bus_reply_method_errorf(q->call, SD_BUS_ERROR_FAILED,
+                                                  "Cannot process the call after authorization.");
+                registry_unlink(q->registry, q);
+                query_free(q);
+        }
+        return 1;
+}
+
+int bus_verify_polkit_async(sd_bus_message *call, const char *action, void **registry,
+                            sd_bus_error *error) {
+        _cleanup_(sd_bus_message_unrefp) sd_bus_message *pk = NULL;
+        _cleanup_(sd_bus_creds_unrefp) sd_bus_creds *creds = NULL;
+        Registry *reg = *registry;
+        const char *sender;
+        uid_t uid;
+        Query *q;
+        int r;
+
+        /* Asked before: the answer is here. */
+        for (q = reg ? reg->queries : NULL; q; q = q->next)
+                if (q->call == call && streq(q->action, action))
+                        break;
+        if (q) {
+                if (!q->done)
+                        return 0;
+                r = q->result;
+                if (r < 0)
+                        sd_bus_error_move(error, &q->error);
+                registry_unlink(reg, q);
+                query_free(q);
+                return r < 0 ? -EACCES : 1;
+        }
+
+        r = sd_bus_query_sender_creds(call, SD_BUS_CREDS_EUID | SD_BUS_CREDS_AUGMENT, &creds);
+        if (r < 0)
+                return r;
+        r = sd_bus_creds_get_euid(creds, &uid);
+        if (r < 0)
+                return r;
+        if (uid == 0)
+                return 1;
+
+        sender = sd_bus_message_get_sender(call);
+        if (!sender)
+                return -EBADMSG;
+
+        if (!reg) {
+                reg = calloc(1, sizeof(Registry));
+                if (!reg)
+                        return -ENOMEM;
+                *registry = reg;
+        }
+
+        r = sd_bus_message_new_method_call(sd_bus_message_get_bus(call), &pk,
+                                           "org.freedesktop.PolicyKit1",
+                                           "/org/freedesktop/PolicyKit1/Authority",
+                                           "org.freedesktop.PolicyKit1.Authority",
+                                           "CheckAuthorization");
+        if (r < 0)
+                return r;
+        r = sd_bus_message_append(pk, "(sa{sv})sa{ss}us", "system-bus-name", 1, "name", "s", sender,
+                                  action, 0,
+                                  (uint32_t) (sd_bus_message_get_allow_interactive_authorization(call) > 0),
+                                  "");
+        if (r < 0)
+                return r;
+
+        q = calloc(1, sizeof(Query));
+        if (!q)
+                return -ENOMEM;
+        q->registry = reg;
+        q->call = sd_bus_message_ref(call);
+        q->action = strdup(action);
+        if (!q->action) {
+                query_free(q);
+                return -ENOMEM;
+        }
+        /* No timeout of our own: an authentication agent may take its time asking. */
+        r = sd_bus_call_async(sd_bus_message_get_bus(call), &q->slot, pk, on_polkit_reply, q,
+                              UINT64_MAX);
+        if (r < 0) {
+                query_free(q);
+                return r;
+        }
+        q->next = reg->queries;
+        reg->queries = q;
+        return 0;
+}
+
+void bus_verify_polkit_async_registry_free(void *registry) {
+        Registry *reg = registry;
+
+        if (!reg)
+                return;
+        while (reg->queries) {
+                Query *q = reg->queries;
+                reg->queries = q->next;
+                query_free(q);
+        }
+        free(reg);
+}

@@ -1,0 +1,60 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+#pragma once
+
+#include "macro.h"
+
+/*
+ * A bounded pool of threads for blocking sysfs work. Writes on 6.11+ kernels wait for RCU
+ * grace periods (tens of milliseconds) without using the CPU, so many run in parallel; the
+ * event loop never waits for one. Finished items are handed back through an eventfd that
+ * the loop watches. Threads are started on demand up to the limit and stay afterwards.
+ *
+ * The pool knows nothing of disks: the caller embeds a WorkItem in its own job and keeps
+ * at most one job per disk in the pool, which serialises the work of one disk.
+ */
+typedef struct WorkerPool WorkerPool;
+
+typedef struct WorkItem WorkItem;
+struct WorkItem {
+        WorkItem *next;
+        /* Runs on a worker thread; @thread_data is what thread_init returned for it. */
+        void (*run)(WorkItem *item, void *thread_data);
+};
+
+typedef struct WorkerPoolOps {
+        /* Called on each new thread; a negative errno stops the thread. */
+        int (*thread_init)(void *userdata, void **ret_thread_data);
+        void (*thread_done)(void *thread_data);
+} WorkerPoolOps;
+
+/**
+ * worker_pool_new() - create a pool
+ * @max_threads: at most this many threads (1..1024)
+ * @ops: per-thread setup, may be NULL
+ * @userdata: passed to ops->thread_init
+ * @ret: the pool
+ *
+ * Return: 0, -EINVAL, -ENOMEM or the errno of eventfd().
+ */
+int worker_pool_new(unsigned max_threads, const WorkerPoolOps *ops, void *userdata, WorkerPool **ret);
+
+/* Stops the threads after the items they run now; queued items are not run. Every item not
+ * taken with worker_pool_take_done(), run or not, is handed back in @ret_unrun (the caller
+ * frees them; with NULL they are left to the caller's own bookkeeping). */
+WorkerPool *worker_pool_free(WorkerPool *p, WorkItem **ret_unrun);
+
+/* The fd to watch for EPOLLIN: readable when finished items are waiting. */
+int worker_pool_get_fd(const WorkerPool *p);
+
+/**
+ * worker_pool_submit() - queue an item to run on a thread
+ * Return: 0, or -ENOMEM/-EAGAIN when no thread exists and none could be started.
+ */
+int worker_pool_submit(WorkerPool *p, WorkItem *item);
+
+/* Takes every finished item, in the order they finished; clears the eventfd. */
+WorkItem *worker_pool_take_done(WorkerPool *p);
+
+/* Items queued or running. */
+unsigned worker_pool_get_busy(const WorkerPool *p);
+unsigned worker_pool_get_n_threads(const WorkerPool *p);

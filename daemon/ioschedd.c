@@ -1,0 +1,278 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/*
+ * ioschedd: keeps every disk at its I/O policy, driven by udev events, and serves the policy
+ * and its state on the system bus as org.iosched1.
+ */
+#include <getopt.h>
+#include <signal.h>
+#include <stdio.h>
+#include <systemd/sd-daemon.h>
+
+#include "ioschedd-manager-bus.h"
+#include "ioschedd-manager.h"
+#include "log.h"
+#include "util.h"
+
+static struct {
+        const char *config, *root, *config_root;
+        uint64_t verify_usec;
+        unsigned workers;
+        int monitor_buffer;
+        int log_level;
+        bool no_monitor;
+} arg = { .root = "/", .config_root = "/", .workers = IOSCHEDD_WORKERS_DEFAULT,
+          .monitor_buffer = IOSCHEDD_MONITOR_BUFFER, .log_level = -1 };
+
+static void help(void) {
+        printf("%s [OPTIONS...]\n\n"
+               "Keep every disk at its I/O policy and serve it on the system bus (org.iosched1).\n\n"
+               "  -h --help                 Show this help\n"
+               "     --version              Show the version\n"
+               "     --config=FILE          Read FILE alone: no /etc/iosched.conf, no drop-ins;\n"
+               "                            SetPolicy and ResetPolicy are refused\n"
+               "     --config-root=DIR      Read /etc/iosched.conf and the drop-in directories\n"
+               "                            below DIR, and save SetPolicy drop-ins there\n"
+               "     --root=DIR             Use DIR as the root for /sys and /run/udev\n"
+               "     --verify-interval=SEC  Read every disk again every SEC seconds and restore\n"
+               "                            what drifted (0, the default: never)\n"
+               "     --workers=N            At most N sysfs writes in flight (default %d)\n"
+               "     --log-level=LEVEL      err, warning, notice, info (default), debug\n"
+               "     --no-monitor           Do not listen to udev events (tests)\n"
+               "     --monitor-buffer=BYTES The udev monitor's receive buffer (default 128 MiB;\n"
+               "                            tests make it small to provoke lost events)\n\n"
+               "The bus is the system bus, or $DBUS_SYSTEM_BUS_ADDRESS. Ready (sd_notify READY=1,\n"
+               "and the name org.iosched1 taken) once every disk went through its first pass.\n"
+               "SIGHUP reloads the configuration, like the Reload method.\n",
+               program_invocation_short_name, IOSCHEDD_WORKERS_DEFAULT);
+}
+
+static int parse_argv(int argc, char *argv[]) {
+        enum {
+                ARG_VERSION = 0x100,
+                ARG_CONFIG,
+                ARG_CONFIG_ROOT,
+                ARG_ROOT,
+                ARG_VERIFY,
+                ARG_WORKERS,
+                ARG_LOG_LEVEL,
+                ARG_NO_MONITOR,
+                ARG_MONITOR_BUFFER,
+        };
+        static const struct option options[] = {
+                { "help", no_argument, NULL, 'h' },
+                { "version", no_argument, NULL, ARG_VERSION },
+                { "config", required_argument, NULL, ARG_CONFIG },
+                { "config-root", required_argument, NULL, ARG_CONFIG_ROOT },
+                { "root", required_argument, NULL, ARG_ROOT },
+                { "verify-interval", required_argument, NULL, ARG_VERIFY },
+                { "workers", required_argument, NULL, ARG_WORKERS },
+                { "log-level", required_argument, NULL, ARG_LOG_LEVEL },
+                { "no-monitor", no_argument, NULL, ARG_NO_MONITOR },
+                { "monitor-buffer", required_argument, NULL, ARG_MONITOR_BUFFER },
+                {}
+        };
+        int64_t v;
+        int c, r;
+
+        while ((c = getopt_long(argc, argv, "h", options, NULL)) >= 0)
+                switch (c) {
+                case 'h':
+                        help();
+                        return 0;
+                case ARG_VERSION:
+                        puts("iosched " IOSCHED_VERSION);
+                        return 0;
+                case ARG_CONFIG:
+                        arg.config = optarg;
+                        break;
+                case ARG_CONFIG_ROOT:
+                        arg.config_root = optarg;
+                        break;
+                case ARG_ROOT:
+                        arg.root = optarg;
+                        break;
+                case ARG_VERIFY:
+                        r = safe_atoi64(optarg, 0, 7 * 24 * 3600, &v);
+                        if (r < 0) {
+                                log_error("Invalid --verify-interval \"%s\": seconds, 0 to 604800.", optarg);
+                                return -EINVAL;
+                        }
+                        arg.verify_usec = (uint64_t) v * 1000000;
+                        break;
+                case ARG_WORKERS:
+                        r = safe_atoi64(optarg, 1, 1024, &v);
+                        if (r < 0) {
+                                log_error("Invalid --workers \"%s\": 1 to 1024.", optarg);
+                                return -EINVAL;
+                        }
+                        arg.workers = (unsigned) v;
+                        break;
+                case ARG_LOG_LEVEL:
+                        arg.log_level = log_parse_level(optarg);
+                        if (arg.log_level < 0) {
+                                log_error("Invalid --log-level \"%s\".", optarg);
+                                return -EINVAL;
+                        }
+                        break;
+                case ARG_NO_MONITOR:
+                        arg.no_monitor = true;
+                        break;
+                case ARG_MONITOR_BUFFER:
+                        r = safe_atoi64(optarg, 1024, 1024 * 1024 * 1024, &v);
+                        if (r < 0) {
+                                log_error("Invalid --monitor-buffer \"%s\": 1024 to 1073741824 bytes.",
+                                          optarg);
+                                return -EINVAL;
+                        }
+                        arg.monitor_buffer = (int) v;
+                        break;
+                default:
+                        return -EINVAL;
+                }
+        if (optind < argc) {
+                log_error("%s takes no arguments.", program_invocation_short_name);
+                return -EINVAL;
+        }
+        if (arg.config && !streq(arg.config_root, "/")) {
+                log_error("--config and --config-root are mutually exclusive.");
+                return -EINVAL;
+        }
+        return 1;
+}
+
+static void notify_status(Manager *m) {
+        (void) sd_notifyf(false, "STATUS=%zu disks; %llu writes, %llu skipped, %llu failed%s",
+                          m->n_disks, (unsigned long long) m->writes_done,
+                          (unsigned long long) m->writes_skipped,
+                          (unsigned long long) m->write_errors,
+                          strv_isempty(m->config_errors) ? "" : "; the configuration has errors");
+}
+
+static int on_name_acquired(sd_bus_message *reply, void *userdata, sd_bus_error *ret_error) {
+        Manager *m = userdata;
+        const sd_bus_error *e = sd_bus_message_get_error(reply);
+
+        if (e) {
+                log_error("Cannot own %s on the bus: %s", MANAGER_BUS_NAME, e->message);
+                sd_event_exit(m->event, EXIT_FAILURE);
+                return 0;
+        }
+        log_info("Ready: %zu disks, bus name %s.", m->n_disks, MANAGER_BUS_NAME);
+        (void) sd_notify(false, "READY=1");
+        notify_status(m);
+        return 0;
+}
+
+/* The first pass is done: only now take the name, so that a client that sees the name sees
+ * every disk at its policy. */
+static void on_initial_pass_done(Manager *m) {
+        int r;
+
+        r = sd_bus_request_name_async(m->bus, NULL, MANAGER_BUS_NAME, 0, on_name_acquired, m);
+        if (r < 0) {
+                log_error_errno(r, "Cannot request the bus name: %m");
+                sd_event_exit(m->event, EXIT_FAILURE);
+        }
+}
+
+static int on_sigterm(sd_event_source *s, const struct signalfd_siginfo *si, void *userdata) {
+        Manager *m = userdata;
+
+        log_info("Stopping.");
+        (void) sd_notify(false, "STOPPING=1");
+        sd_event_exit(m->event, 0);
+        return 0;
+}
+
+static int on_sighup(sd_event_source *s, const struct signalfd_siginfo *si, void *userdata) {
+        Manager *m = userdata;
+
+        (void) sd_notify(false, "RELOADING=1\nSTATUS=Reloading the configuration");
+        (void) manager_reload(m, NULL, NULL);
+        (void) sd_notify(false, "READY=1");
+        notify_status(m);
+        return 0;
+}
+
+static int run(int argc, char *argv[]) {
+        _cleanup_(manager_freep) Manager *m = NULL;
+        sd_event_source *src;
+        sigset_t mask;
+        int r;
+
+        log_set_prefix("ioschedd");
+        r = parse_argv(argc, argv);
+        if (r <= 0)
+                return r < 0 ? 64 : 0;
+        if (arg.log_level >= 0)
+                log_set_max_level(arg.log_level);
+
+        /* Before any thread exists: the workers inherit the mask, signals go to the loop. */
+        sigemptyset(&mask);
+        sigaddset(&mask, SIGTERM);
+        sigaddset(&mask, SIGINT);
+        sigaddset(&mask, SIGHUP);
+        sigprocmask(SIG_BLOCK, &mask, NULL);
+
+        r = manager_new(&m);
+        if (r < 0)
+                return log_oom(), EXIT_FAILURE;
+        m->sysfs_root = arg.root;
+        m->config_root = arg.config_root;
+        m->config_file = arg.config;
+        m->n_workers = arg.workers;
+        m->verify_usec = arg.verify_usec;
+        m->monitor_enabled = !arg.no_monitor;
+        m->monitor_buffer = arg.monitor_buffer;
+        m->on_initial_pass_done = on_initial_pass_done;
+
+        r = sd_event_default(&m->event);
+        if (r < 0)
+                return log_error_errno(r, "Cannot create the event loop: %m"), EXIT_FAILURE;
+        r = sd_event_add_signal(m->event, &src, SIGTERM, on_sigterm, m);
+        if (r >= 0) {
+                (void) sd_event_source_set_description(src, "sigterm");
+                (void) sd_event_source_set_floating(src, true);
+                sd_event_source_unref(src);
+                r = sd_event_add_signal(m->event, &src, SIGINT, on_sigterm, m);
+        }
+        if (r >= 0) {
+                (void) sd_event_source_set_description(src, "sigint");
+                (void) sd_event_source_set_floating(src, true);
+                sd_event_source_unref(src);
+                r = sd_event_add_signal(m->event, &src, SIGHUP, on_sighup, m);
+        }
+        if (r < 0)
+                return log_error_errno(r, "Cannot watch signals: %m"), EXIT_FAILURE;
+        (void) sd_event_source_set_description(src, "sighup");
+        (void) sd_event_source_set_floating(src, true);
+        sd_event_source_unref(src);
+
+        r = sd_event_set_watchdog(m->event, true);
+        if (r < 0)
+                log_warning_errno(r, "Cannot enable the watchdog: %m");
+
+        r = sd_bus_open_system(&m->bus);
+        if (r < 0)
+                return log_error_errno(r, "Cannot connect to the system bus: %m"), EXIT_FAILURE;
+        r = manager_bus_register(m);
+        if (r < 0)
+                return EXIT_FAILURE;
+        r = sd_bus_attach_event(m->bus, m->event, SD_EVENT_PRIORITY_NORMAL);
+        if (r < 0)
+                return log_error_errno(r, "Cannot attach the bus to the event loop: %m"), EXIT_FAILURE;
+
+        r = manager_start(m);
+        if (r < 0)
+                return EXIT_FAILURE;
+        (void) sd_notifyf(false, "STATUS=Applying the policy to %zu disks", m->n_disks);
+
+        r = sd_event_loop(m->event);
+        if (r < 0)
+                return log_error_errno(r, "Event loop failed: %m"), EXIT_FAILURE;
+        return r;
+}
+
+int main(int argc, char *argv[]) {
+        return run(argc, argv);
+}

@@ -1,0 +1,149 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: LGPL-2.1-or-later
+# ioschedd on a real dbus-daemon whose config includes dbus/org.iosched1.conf: the first pass,
+# busctl calls as an administrator types them, PropertiesChanged and Applied seen by a client,
+# the shipped introspection XML against the live objects, and bad input: a named error each
+# time, nothing written, the daemon still running.
+. "$(dirname "$0")/../lib/common.sh"
+. "$(dirname "$0")/../lib/daemon.sh"
+require_root
+command -v gdbus >/dev/null || fail "gdbus is not installed (apt-get install libglib2.0-bin)"
+
+a=$(loop_new)
+b=$(loop_new)
+c=$(loop_new)   # no rule matches it
+root="$TEST_TMP/root"
+mkdir -p "$root/etc"
+cat >"$root/etc/iosched.conf" <<CONF
+[rule test]
+match.name = $a|$b
+scheduler = mq-deadline
+iosched.fifo_batch = 8
+nr_requests = 32
+read_ahead_kb = 64
+CONF
+echo none >"/sys/block/$a/queue/scheduler"
+echo 128 >"/sys/block/$b/queue/read_ahead_kb"
+c_before=$(queue_snapshot "$c")
+
+bus_start
+ioschedd_start --config-root "$root" --no-monitor
+
+# The name is taken after the first pass: both disks are at their policy already.
+for d in $a $b; do
+        [ "$(current_scheduler "$d")" = mq-deadline ] || fail "$d: scheduler $(qattr "$d" scheduler)"
+        [ "$(qattr "$d" iosched/fifo_batch)" = 8 ] || fail "$d: fifo_batch"
+        [ "$(qattr "$d" nr_requests)" = 32 ] || fail "$d: nr_requests"
+        [ "$(qattr "$d" read_ahead_kb)" = 64 ] || fail "$d: read_ahead_kb"
+done
+[ "$(queue_snapshot "$c")" = "$c_before" ] || fail "$c has no rule but was changed"
+
+mgr ListDisks | has "\"$a\" \"/org/iosched1/disk/$a\"" || fail "ListDisks lacks $a"
+[ "$(mgr GetDisk s "$a")" = "o \"/org/iosched1/disk/$a\"" ] || fail "GetDisk $a"
+[ "$(mgr GetDisk s "/dev/$a")" = "o \"/org/iosched1/disk/$a\"" ] || fail "GetDisk /dev/$a"
+[ "$(disk_prop "$a" Scheduler)" = 's "mq-deadline"' ] || fail "Scheduler: $(disk_prop "$a" Scheduler)"
+[ "$(disk_prop "$a" NrRequests)" = "x 32" ] || fail "NrRequests: $(disk_prop "$a" NrRequests)"
+[ "$(disk_prop "$a" Transport)" = 's "loop"' ] || fail "Transport"
+disk_prop "$a" Tunables | has '"fifo_batch" "8"' || fail "Tunables: $(disk_prop "$a" Tunables)"
+disk_prop "$a" Desired | has "\"nr_requests\" \"32\" \"test\" \"$root/etc/iosched.conf\" 5" \
+        || fail "Desired: $(disk_prop "$a" Desired)"
+disk_prop "$a" MatchedRules | has "\"test\" \"$root/etc/iosched.conf\" 1" || fail "MatchedRules"
+disk_prop "$a" LastChanges | has '"scheduler" "none" "mq-deadline"' || fail "LastChanges: $(disk_prop "$a" LastChanges)"
+[ "$(disk_prop "$c" Desired)" = "a(ssssu) 0" ] || fail "$c: Desired $(disk_prop "$c" Desired)"
+mgr_prop ConfigFiles | has "$root/etc/iosched.conf" || fail "ConfigFiles"
+[ "$(mgr_prop ConfigErrors)" = "as 0" ] || fail "ConfigErrors"
+mgr_prop Version | has '^s "' || fail "Version"
+
+# Plan: everything is right, nothing to write.
+plan=$(mgr Plan s "$a")
+[ "$plan" = 'a(ssss) 4 "scheduler" "mq-deadline" "mq-deadline" "skip" "iosched.fifo_batch" "8" "8" "skip" "nr_requests" "32" "32" "skip" "read_ahead_kb" "64" "64" "skip"' ] \
+        || fail "Plan: $plan"
+
+# Another tool changes a value: Plan says write, Apply writes exactly that, a client sees
+# Applied and PropertiesChanged.
+monitor_start "$TEST_TMP/signals"
+echo 128 >"/sys/block/$a/queue/nr_requests"
+mgr Plan s "$a" | has '"nr_requests" "128" "32" "write"' || fail "Plan after drift: $(mgr Plan s "$a")"
+writes_before=$(mgr_prop WritesDone | cut -d' ' -f2)
+mgr Apply s "$a"
+[ "$(qattr "$a" nr_requests)" = 32 ] || fail "Apply did not restore nr_requests"
+[ "$(mgr_prop WritesDone | cut -d' ' -f2)" = $((writes_before + 1)) ] || fail "WritesDone: $(mgr_prop WritesDone)"
+disk_prop "$a" LastChanges | has '"nr_requests" "128" "32"' || fail "LastChanges after Apply"
+# A scheduler switch seen by the daemon changes the Scheduler property.
+echo none >"/sys/block/$b/queue/scheduler"
+mgr ApplyAll
+[ "$(current_scheduler "$b")" = mq-deadline ] || fail "ApplyAll did not restore $b"
+wait_until 3 grep -q "\"member\":\"Applied\".*\"$b\".*\"scheduler\",\"none\",\"mq-deadline\"" "$TEST_TMP/signals" \
+        || fail "no Applied signal for $b: $(cat "$TEST_TMP/signals")"
+wait_until 3 grep -q "\"member\":\"Applied\".*\"$a\".*\"nr_requests\",\"128\",\"32\"" "$TEST_TMP/signals" \
+        || fail "no Applied signal for $a"
+wait_until 3 grep -q "\"path\":\"/org/iosched1/disk/$a\".*PropertiesChanged.*LastChanges" "$TEST_TMP/signals" \
+        || fail "no PropertiesChanged for $a"
+wait_until 3 grep -q '"path":"/org/iosched1",.*PropertiesChanged.*"WritesDone"' "$TEST_TMP/signals" \
+        || fail "no PropertiesChanged for WritesDone"
+# A disk whose values did not change sends no Applied.
+grep -q "\"member\":\"Applied\".*\"$c\"" "$TEST_TMP/signals" && fail "Applied for $c, which has no rule"
+
+# The shipped introspection data is what the live objects say.
+for iface in org.iosched1.Manager org.iosched1.Disk; do
+        path=/org/iosched1
+        [ $iface = org.iosched1.Disk ] && path=/org/iosched1/disk/$a
+        extract="/<interface name=\"$iface\">/,/^ <\\/interface>/p"
+        diff -u <(sed -n "$extract" "$IOSCHED_SRC_DIR/dbus/org.iosched1.xml") \
+                <(busctl introspect --xml-interface org.iosched1 "$path" | sed -n "$extract") \
+                || fail "dbus/org.iosched1.xml differs from the live $iface"
+done
+busctl introspect --xml-interface org.iosched1 /org/iosched1 | has 'org.freedesktop.DBus.ObjectManager' \
+        || fail "no ObjectManager"
+busctl call org.iosched1 /org/iosched1 org.freedesktop.DBus.ObjectManager GetManagedObjects \
+        | has "/org/iosched1/disk/$a" || fail "GetManagedObjects lacks $a"
+
+# Bad input: a named error each time; nothing written; the daemon keeps running.
+a_before=$(queue_snapshot "$a")
+writes_before=$(mgr_prop WritesDone)
+huge=$(head -c 100000 /dev/zero | tr '\0' x)
+expect_error org.iosched1.Error.NoSuchDisk GetDisk nosuchdisk
+expect_error org.iosched1.Error.InvalidDiskName GetDisk ../../etc/passwd
+expect_error org.iosched1.Error.InvalidDiskName GetDisk "$a/../../x"
+expect_error org.iosched1.Error.InvalidDiskName GetDisk ""
+expect_error org.iosched1.Error.InvalidDiskName GetDisk "$huge"
+expect_error org.iosched1.Error.InvalidDiskName Apply ../x
+expect_error org.iosched1.Error.NoSuchDisk Plan nosuchdisk
+expect_error org.iosched1.Error.InvalidDiskName SetPolicy ../x "{'nr_requests': <'64'>}" false
+expect_error org.iosched1.Error.NoSuchDisk SetPolicy nosuchdisk "{'nr_requests': <'64'>}" false
+expect_error org.iosched1.Error.UnknownSetting SetPolicy "$a" "{'no_such_key': <'1'>}" false
+expect_error org.iosched1.Error.UnknownSetting SetPolicy "$a" "{'iosched.no_such_tunable': <'1'>}" false
+expect_error org.iosched1.Error.UnknownSetting SetPolicy "$a" "{'iosched.../../x': <'1'>}" false
+expect_error org.iosched1.Error.UnknownSetting SetPolicy "$a" "{'match.name': <'*'>}" false
+expect_error org.iosched1.Error.UnknownSetting SetPolicy "$a" "{'$huge': <'1'>}" false
+expect_error org.iosched1.Error.InvalidSetting SetPolicy "$a" "{'nr_requests': <'0'>}" false
+expect_error org.iosched1.Error.InvalidSetting SetPolicy "$a" "{'nr_requests': <int64 99999999999>}" false
+expect_error org.iosched1.Error.InvalidSetting SetPolicy "$a" "{'nr_requests': <'12abc'>}" false
+expect_error org.iosched1.Error.InvalidSetting SetPolicy "$a" "{'nr_requests': <1.5>}" false
+expect_error org.iosched1.Error.InvalidSetting SetPolicy "$a" "{'nr_requests': <'$huge'>}" false
+expect_error org.iosched1.Error.InvalidSetting SetPolicy "$a" "{'scheduler': <'../../x'>}" false
+expect_error org.iosched1.Error.InvalidSetting SetPolicy "$a" "{'scheduler': <['a', '$huge']>}" false
+expect_error org.iosched1.Error.InvalidSetting SetPolicy "$a" "{'wbt_lat_usec': <'-5'>}" false
+expect_error org.iosched1.Error.InvalidSetting SetPolicy "$a" "{'add_random': <'maybe'>}" false
+expect_error org.iosched1.Error.InvalidSetting SetPolicy "$a" "@a{sv} {}" false
+# Wrong argument types are refused by sd-bus against the method's signature.
+for call in "Apply int32:5" "GetDisk uint64:1" "Plan array:string:$a" "ResetPolicy string:$a string:no"; do
+        # shellcheck disable=SC2086
+        out=$(expect_fail dbus-send --system --print-reply --dest=org.iosched1 /org/iosched1 \
+                org.iosched1.Manager.$call)
+        case "$out" in *"org.freedesktop.DBus.Error.InvalidArgs"*) ;; *) fail "$call: $out" ;; esac
+done
+expect_fail busctl call org.iosched1 /org/iosched1 org.iosched1.Manager SetPolicy 'sa{ss}b' \
+        "$a" 1 nr_requests 64 false >/dev/null
+ioschedd_alive || fail "ioschedd died on bad input"
+[ "$(queue_snapshot "$a")" = "$a_before" ] || fail "bad input changed $a"
+[ "$(mgr_prop WritesDone)" = "$writes_before" ] || fail "bad input made writes"
+[ -z "$(find "$root" -name '*.conf' ! -path "$root/etc/iosched.conf")" ] || fail "bad input wrote a drop-in"
+mgr ListDisks >/dev/null || fail "ioschedd stopped answering"
+
+# SIGTERM: a clean stop.
+kill "$IOSCHEDD_PID"
+wait "$IOSCHEDD_PID" || fail "ioschedd exited with $? on SIGTERM"
+IOSCHEDD_PID=
+grep -q "Stopping." "$IOSCHEDD_LOG" || fail "no stop message"
+log "ok"

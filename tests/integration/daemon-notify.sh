@@ -1,0 +1,53 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: LGPL-2.1-or-later
+# What systemd would see of ioschedd (Type=notify, WatchdogSec=): READY=1 once the bus name is
+# taken, STATUS=, RELOADING=1 then READY=1 on SIGHUP, WATCHDOG=1 pings, STOPPING=1 on SIGTERM.
+# The notification socket is a datagram socket of the test's own.
+. "$(dirname "$0")/../lib/common.sh"
+. "$(dirname "$0")/../lib/daemon.sh"
+require_root
+command -v python3 >/dev/null || fail "python3 is not installed"
+
+a=$(loop_new)
+root="$TEST_TMP/root"
+mkdir -p "$root/etc"
+printf '[rule test]\nmatch.name = %s\nnr_requests = 32\n' "$a" >"$root/etc/iosched.conf"
+bus_start
+
+sock="$TEST_TMP/notify"
+python3 - "$sock" >"$TEST_TMP/notifications" <<'PY' &
+import socket, sys
+s = socket.socket(socket.AF_UNIX, socket.SOCK_DGRAM)
+s.bind(sys.argv[1])
+s.settimeout(30)
+while True:
+    try:
+        msg = s.recv(4096).decode()
+    except socket.timeout:
+        break
+    for line in msg.split("\n"):
+        print(line, flush=True)
+    if "STOPPING=1" in msg:
+        break
+PY
+listener=$!
+on_exit "kill $listener"
+wait_until 5 test -S "$sock" || fail "no notification socket"
+
+NOTIFY_SOCKET="$sock" WATCHDOG_USEC=400000 ioschedd_start --config-root "$root" --no-monitor
+wait_until 3 has -x READY=1 "$TEST_TMP/notifications" || fail "no READY=1: $(cat "$TEST_TMP/notifications")"
+has '^STATUS=.*disks' "$TEST_TMP/notifications" || fail "no STATUS="
+# The name is taken before READY=1 is sent: a client may call as soon as systemd says ready.
+mgr ListDisks >/dev/null || fail "READY=1 before the bus name"
+wait_until 3 has -x WATCHDOG=1 "$TEST_TMP/notifications" || fail "no watchdog ping"
+
+n_ready=$(grep -cx READY=1 "$TEST_TMP/notifications")
+kill -HUP "$IOSCHEDD_PID"
+wait_until 3 has -x RELOADING=1 "$TEST_TMP/notifications" || fail "no RELOADING=1"
+wait_until 3 sh -c "[ \$(grep -cx READY=1 '$TEST_TMP/notifications') -gt $n_ready ]" || fail "no READY=1 after the reload"
+
+kill "$IOSCHEDD_PID"
+wait "$IOSCHEDD_PID" || fail "exit status $? on SIGTERM"
+IOSCHEDD_PID=
+wait_until 3 has -x STOPPING=1 "$TEST_TMP/notifications" || fail "no STOPPING=1"
+log "ok"

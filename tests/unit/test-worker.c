@@ -1,0 +1,121 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/* The worker pool: every item runs once, on at most max threads, and comes back through
+ * the eventfd; unrun items are handed back at free. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <cmocka.h>
+#include <poll.h>
+#include <pthread.h>
+
+#include "ioschedd-worker.h"
+#include "util.h"
+
+typedef struct Item {
+        WorkItem item;          /* first: a WorkItem * is an Item * */
+        int runs;
+        void *thread_data;
+} Item;
+
+static int n_init;
+static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
+
+static void run(WorkItem *w, void *thread_data) {
+        Item *it = (Item *) w;
+
+        usleep(1000);
+        it->runs++;
+        it->thread_data = thread_data;
+}
+
+static int thread_init(void *userdata, void **ret) {
+        pthread_mutex_lock(&lock);
+        *ret = (void *) (intptr_t) ++n_init;
+        pthread_mutex_unlock(&lock);
+        return 0;
+}
+
+static void test_runs_all(void **state) {
+        static const WorkerPoolOps ops = { .thread_init = thread_init };
+        enum { N = 200 };
+        Item items[N] = {};
+        WorkerPool *p;
+        int done = 0;
+
+        n_init = 0;
+        assert_int_equal(worker_pool_new(4, &ops, NULL, &p), 0);
+        for (int i = 0; i < N; i++) {
+                items[i].item.run = run;
+                assert_int_equal(worker_pool_submit(p, &items[i].item), 0);
+        }
+        assert_true(worker_pool_get_n_threads(p) <= 4);
+
+        while (done < N) {
+                struct pollfd pfd = { .fd = worker_pool_get_fd(p), .events = POLLIN };
+
+                assert_true(poll(&pfd, 1, 10000) > 0);
+                for (WorkItem *w = worker_pool_take_done(p); w; w = w->next)
+                        done++;
+        }
+        assert_int_equal(done, N);
+        assert_int_equal(worker_pool_get_busy(p), 0);
+        for (int i = 0; i < N; i++) {
+                assert_int_equal(items[i].runs, 1);
+                /* Each ran with the data its thread made. */
+                assert_true((intptr_t) items[i].thread_data >= 1 && (intptr_t) items[i].thread_data <= 4);
+        }
+        assert_true(n_init >= 1 && n_init <= 4);
+        assert_null(worker_pool_free(p, NULL));
+}
+
+static volatile int started;
+
+static void block_run(WorkItem *w, void *thread_data) {
+        __atomic_store_n(&started, 1, __ATOMIC_SEQ_CST);
+        pthread_mutex_lock(&lock);      /* held by the test until it frees the pool */
+        pthread_mutex_unlock(&lock);
+        ((Item *) w)->runs++;
+}
+
+static void test_free_returns_unrun(void **state) {
+        Item items[3] = {};
+        WorkItem *l;
+        WorkerPool *p;
+        int n = 0, ran = 0;
+
+        assert_int_equal(worker_pool_new(1, NULL, NULL, &p), 0);
+        pthread_mutex_lock(&lock);
+        for (int i = 0; i < 3; i++) {
+                items[i].item.run = block_run;
+                assert_int_equal(worker_pool_submit(p, &items[i].item), 0);
+        }
+        /* Let the one thread take the first item, then stop the pool while it waits. */
+        while (!__atomic_load_n(&started, __ATOMIC_SEQ_CST))
+                usleep(1000);
+        pthread_mutex_unlock(&lock);
+        assert_null(worker_pool_free(p, &l));
+        n = 0;
+        for (; l; l = l->next)
+                n++;
+        for (int i = 0; i < 3; i++)
+                ran += items[i].runs;
+        /* None was taken: every one comes back, the one that ran and those that did not. */
+        assert_int_equal(n, 3);
+        assert_true(ran >= 1);
+}
+
+static void test_bounds(void **state) {
+        WorkerPool *p;
+
+        assert_int_equal(worker_pool_new(0, NULL, NULL, &p), -EINVAL);
+        assert_int_equal(worker_pool_new(1025, NULL, NULL, &p), -EINVAL);
+}
+
+int main(void) {
+        const struct CMUnitTest tests[] = {
+                cmocka_unit_test(test_runs_all),
+                cmocka_unit_test(test_free_returns_unrun),
+                cmocka_unit_test(test_bounds),
+        };
+        return cmocka_run_group_tests(tests, NULL, NULL);
+}
