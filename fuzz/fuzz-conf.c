@@ -5,7 +5,8 @@
  * against disks of every kind and printed, as iosched-apply would.
  *
  * Invariants: a text is either taken whole (no error) or not at all (errors, and the rules
- * already loaded are untouched); every error is "FILE:LINE: ..." with a line of the text;
+ * already loaded are untouched); every error is "FILE:LINE: ..." with a line of the text, in
+ * valid UTF-8;
  * every value kept re-parses from its canonical spelling to the same value; the plan of every
  * disk has one action per resolved key; the JSON report has no raw control character.
  */
@@ -54,6 +55,9 @@ static void check_error(const char *e, unsigned n_lines) {
         line = strtoul(p, &end, 10);
         fuzz_check(end != p && *end == ':');
         fuzz_check(line <= n_lines + 1);
+        /* Errors go to the journal and, through ConfigErrors and Reload's reply, on the bus:
+         * D-Bus strings must be UTF-8, whatever bytes the file holds. */
+        fuzz_check(fuzz_utf8_is_valid(e, strlen(e)));
 }
 
 static void plan_disks(const Policy *p) {

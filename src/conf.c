@@ -79,6 +79,12 @@ static char *parser_reader(char *str, int num, void *userdata) {
                 len = 0;
         }
         memcpy(str, start, len);
+        str[len] = 0;
+        if (!utf8_is_valid(str)) {
+                /* Errors quote values and end up on the bus, which takes UTF-8 only. */
+                parser_error(p, p->line, "line is not valid UTF-8");
+                len = 0;
+        }
         str[len] = '\n';
         str[len + 1] = 0;
         if (len > 0 && *start == '[') {
@@ -336,6 +342,15 @@ static int dir_list_names(const char *path, char ***ret, char ***errors) {
                 }
                 if (!dropin_name_is_valid(de->d_name))
                         continue;
+                if (!utf8_is_valid(de->d_name)) {
+                        /* Its path would be provenance on the bus, which takes UTF-8 only. */
+                        if (errors && strv_push(errors, strdup_printf("%s:0: ignoring a drop-in whose "
+                                                                      "name is not valid UTF-8", path)) < 0) {
+                                r = -ENOMEM;
+                                break;
+                        }
+                        continue;
+                }
                 r = strv_extend(&names, de->d_name);
                 if (r < 0)
                         break;

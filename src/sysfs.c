@@ -273,12 +273,23 @@ const char *props_get(char * const *props, const char *key) {
         return NULL;
 }
 
-static int dup_prop(char **dst, char * const *props, const char *key, const char *fallback) {
-        const char *v = props_get(props, key) ?: props_get(props, fallback ?: key);
+/* Identity strings come from devices: printable, but any bytes. They are shown on the bus and
+ * in JSON, which take UTF-8 only: a byte that is not UTF-8 becomes U+FFFD. */
+static int set_identity(char **dst, const char *v) {
+        char *c;
 
         if (!v || !*v || !string_is_printable(v, 256))
                 return 0;
-        return free_and_strdup(dst, v);
+        c = utf8_make_valid(v);
+        if (!c)
+                return -ENOMEM;
+        free(*dst);
+        *dst = c;
+        return 0;
+}
+
+static int dup_prop(char **dst, char * const *props, const char *key, const char *fallback) {
+        return set_identity(dst, props_get(props, key) ?: props_get(props, fallback ?: key));
 }
 
 static int read_optional(Sysfs *s, const char *disk, const char *rel, char **dst) {
@@ -288,11 +299,7 @@ static int read_optional(Sysfs *s, const char *disk, const char *rel, char **dst
         r = read_disk_file(s, disk, rel, &v);
         if (r < 0)
                 return ERRNO_IS_GONE(r) || r == -EACCES || r == -EIO || r == -EINVAL ? 0 : r;
-        if (!*v || !string_is_printable(v, 256))
-                return 0;
-        free(*dst);
-        *dst = TAKE_PTR(v);
-        return 0;
+        return set_identity(dst, v);
 }
 
 static unsigned count_hw_queues(Sysfs *s, const char *disk) {

@@ -208,6 +208,62 @@ bool string_is_printable(const char *s, size_t max) {
         return true;
 }
 
+size_t utf8_sequence_len(const char *s) {
+        const unsigned char *p = (const unsigned char *) s;
+        unsigned len, cp;
+
+        if (*p < 0x80)
+                return 1;
+        if (*p >= 0xc2 && *p <= 0xdf)
+                len = 2, cp = *p & 0x1f;
+        else if (*p >= 0xe0 && *p <= 0xef)
+                len = 3, cp = *p & 0x0f;
+        else if (*p >= 0xf0 && *p <= 0xf4)
+                len = 4, cp = *p & 0x07;
+        else
+                return 0;
+        for (unsigned i = 1; i < len; i++) {
+                if ((p[i] & 0xc0) != 0x80)      /* also stops at the NUL */
+                        return 0;
+                cp = cp << 6 | (p[i] & 0x3f);
+        }
+        if ((len == 3 && cp < 0x800) || (len == 4 && (cp < 0x10000 || cp > 0x10ffff)) ||
+            (cp >= 0xd800 && cp <= 0xdfff))
+                return 0;
+        return len;
+}
+
+bool utf8_is_valid(const char *s) {
+        for (size_t n; *s; s += n) {
+                n = utf8_sequence_len(s);
+                if (n == 0)
+                        return false;
+        }
+        return true;
+}
+
+char *utf8_make_valid(const char *s) {
+        char *r, *q;
+
+        /* At most three bytes (U+FFFD) for each byte of @s. */
+        r = malloc(strlen(s) * 3 + 1);
+        if (!r)
+                return NULL;
+        q = r;
+        for (size_t n; *s; s += n) {
+                n = utf8_sequence_len(s);
+                if (n == 0) {
+                        q = stpcpy(q, "\xef\xbf\xbd");
+                        n = 1;
+                } else {
+                        memcpy(q, s, n);
+                        q += n;
+                }
+        }
+        *q = 0;
+        return r;
+}
+
 int read_fd_bounded(int fd, size_t max, char **ret, size_t *ret_size) {
         _cleanup_(freep) char *buf = NULL;
         size_t n = 0, alloc = 0;

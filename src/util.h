@@ -28,6 +28,15 @@ char *strdup_printf(const char *fmt, ...) _printf_(1, 2);
 int free_and_strdup(char **p, const char *s);
 bool string_is_printable(const char *s, size_t max);
 
+/* The length of the well-formed UTF-8 sequence at @s (1 for ASCII), or 0 for a byte that starts
+ * none: a stray continuation byte, an overlong form, a surrogate, a code point past U+10FFFF, or
+ * a sequence cut short (also by the NUL). */
+size_t utf8_sequence_len(const char *s);
+bool utf8_is_valid(const char *s);
+/* A copy of @s with each byte that starts no well-formed sequence replaced by U+FFFD; NULL
+ * when out of memory. Text from devices and sysfs is bytes; D-Bus and JSON take UTF-8 only. */
+char *utf8_make_valid(const char *s);
+
 int read_file_bounded(int dirfd, const char *path, size_t max, char **ret, size_t *ret_size);
 int read_fd_bounded(int fd, size_t max, char **ret, size_t *ret_size);
 

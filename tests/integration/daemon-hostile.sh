@@ -3,7 +3,7 @@
 # Hostile D-Bus input for ioschedd (docs/reliability.md): tests/integration/hostile-bus.py
 # sends bad names, wrong signatures, unknown keys, bad values, strings no library would send,
 # a burst of 10,000 pipelined calls and clients that hang up mid-call, as root (past polkit);
-# then an unprivileged burst. Each case gets the named error or the right answer, ioschedd
+# then an unprivileged burst; and a disk whose udev model and serial are not UTF-8. Each case gets the named error or the right answer, ioschedd
 # stays up, and, traced with strace the whole time, it opens nothing for writing (nor renames,
 # unlinks, creates) outside the queues of the test's disks and the drop-in directories of its
 # configuration root.
@@ -15,6 +15,15 @@ command -v strace >/dev/null || fail "strace is not installed (tools/install-dep
 
 a=$(loop_new)
 b=$(loop_new)   # no rule matches it
+c=$(loop_new)   # its udev model and serial are not UTF-8, as a device may report them
+udevd_ensure
+rule="/run/udev/rules.d/99-iosched-test-$$-hostile.rules"
+printf 'ACTION=="add|change", KERNEL=="%s", ENV{ID_MODEL}="bad\xff\xfemodel", ENV{ID_SERIAL_SHORT}="ser\xc3(ial"\n' \
+        "$c" >"$rule"
+on_exit "rm -f $rule; udevadm control --reload"
+udevadm control --reload
+udevadm trigger --action=change --settle "/sys/class/block/$c"
+udevadm info "/sys/class/block/$c" | grep -aq $'ID_MODEL=bad\xff' || fail "udev did not take the test rule"
 root="$TEST_TMP/root"
 mkdir -p "$root/etc"
 cat >"$root/etc/iosched.conf" <<CONF
@@ -38,6 +47,17 @@ rss_before=$(awk '/^VmRSS/ {print $2}' "/proc/$IOSCHEDD_PID/status")
 
 /usr/bin/python3 "$(dirname "$0")/hostile-bus.py" "$a" "$b" || fail "hostile-bus.py: a case got a wrong answer"
 ioschedd_alive || fail "ioschedd died"
+
+# A device's identity that is not UTF-8: its object still answers, and so does the object
+# manager for every disk (before, GetAll and GetManagedObjects failed with EINVAL).
+# (busctl prints bytes past ASCII in octal: U+FFFD is \357\277\275.)
+disk_prop "$c" Model | has -xF 's "bad\357\277\275\357\277\275model"' || fail "Model of $c: $(disk_prop "$c" Model)"
+disk_prop "$c" Serial | has -xF 's "ser\357\277\275(ial"' || fail "Serial of $c: $(disk_prop "$c" Serial)"
+busctl call org.iosched1 "$(disk_path "$c")" org.freedesktop.DBus.Properties GetAll s org.iosched1.Disk \
+        >/dev/null || fail "GetAll of $c failed"
+busctl call org.iosched1 /org/iosched1 org.freedesktop.DBus.ObjectManager GetManagedObjects \
+        | has "$(disk_path "$c")" || fail "GetManagedObjects failed"
+log "a non-UTF-8 model and serial are published with U+FFFD; GetAll and GetManagedObjects answer"
 
 # The unprivileged angle: 2,000 mutating calls from nobody, pipelined, all denied; reads work.
 rc=0

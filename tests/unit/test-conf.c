@@ -355,6 +355,35 @@ static void test_unreadable_dropin_dir(void **state) {
         fake_kernel_free(k);
 }
 
+/* Config text is UTF-8: errors quote it, and errors go on the bus (ConfigErrors, Reload's
+ * reply), which takes UTF-8 only. A value that was not UTF-8 left Reload without an answer. */
+static void test_not_utf8(void **state) {
+        _cleanup_(strv_freep) char **errors = NULL;
+        _cleanup_(policy_freep) Policy *p = NULL;
+        FakeKernel *k;
+
+        expect_error("[rule a]\nmatch.name = x\nnr_requests = 3\xff\n", 3, "line is not valid UTF-8");
+        expect_error("[rule a]\nmatch.model = caf\xe9\n", 2, "line is not valid UTF-8");
+        expect_error("# \xc0\xaf overlong\n[rule a]\nmatch.name = x\n", 1, "line is not valid UTF-8");
+        /* Valid UTF-8 is fine, in comments and in globs. */
+        assert_int_equal(parse("# caf\xc3\xa9\n[rule a]\nmatch.model = caf\xc3\xa9*\n", &p, NULL), 0);
+        policy_free(TAKE_PTR(p));
+
+        /* A drop-in whose name is not UTF-8 is reported (without the name) and ignored. */
+        k = fake_kernel_new();
+        assert_non_null(k);
+        put(k, "etc/iosched.d/10-caf\xe9.conf", "[rule latin1]\nmatch.name = x\n");
+        put(k, "etc/iosched.d/20-ok.conf", "[rule ok]\nmatch.name = x\n");
+        assert_int_equal(conf_load(k->root, NULL, &p, &errors), 0);
+        assert_int_equal(strv_length(errors), 1);
+        assert_non_null(strstr(errors[0], "/etc/iosched.d:0: ignoring a drop-in whose name is not valid UTF-8"));
+        assert_int_equal(p->n_rules, 1);
+        assert_string_equal(p->rules[0]->name, "ok");
+        for (char **e = errors; *e; e++)
+                assert_true(utf8_is_valid(*e));
+        fake_kernel_free(k);
+}
+
 int main(void) {
         const struct CMUnitTest tests[] = {
                 cmocka_unit_test(test_every_key),
@@ -363,6 +392,7 @@ int main(void) {
                 cmocka_unit_test(test_syntax_friendly),
                 cmocka_unit_test(test_precedence),
                 cmocka_unit_test(test_unreadable_dropin_dir),
+                cmocka_unit_test(test_not_utf8),
         };
         return cmocka_run_group_tests(tests, NULL, NULL);
 }
