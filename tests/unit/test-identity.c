@@ -22,10 +22,10 @@ static void test_utf8_helpers(void **state) {
         assert_true(utf8_is_valid(""));
         assert_true(utf8_is_valid("Samsung SSD 980 \xe2\x80\x93 PRO \xf0\x9f\x92\xbe"));
         assert_false(utf8_is_valid("bad\xff"));
-        assert_false(utf8_is_valid("\xc0\xaf"));               /* overlong */
-        assert_false(utf8_is_valid("\xed\xa0\x80"));           /* surrogate */
-        assert_false(utf8_is_valid("\xf4\x90\x80\x80"));       /* past U+10FFFF */
-        assert_false(utf8_is_valid("\xe2\x82"));               /* cut short */
+        assert_false(utf8_is_valid("\xc0\xaf"));         /* overlong */
+        assert_false(utf8_is_valid("\xed\xa0\x80"));     /* surrogate */
+        assert_false(utf8_is_valid("\xf4\x90\x80\x80")); /* past U+10FFFF */
+        assert_false(utf8_is_valid("\xe2\x82"));         /* cut short */
         a = utf8_make_valid("bad\xff\xfemodel");
         assert_string_equal(a, "bad\xef\xbf\xbd\xef\xbf\xbdmodel");
         b = utf8_make_valid("ser\xc3(ial");
@@ -36,11 +36,17 @@ static void test_utf8_helpers(void **state) {
 
 static void test_identity_is_utf8(void **state) {
         static const FakeDiskSpec spec = {
-                .name = "sdz", .devnum = "8:240", .scheduler = "mq-deadline", .has_device = true,
-                .model = "WD\xff\xfe" "Disk", .vendor = "AT\xc3", .serial = "S\xe2\x82N",
+                .name = "sdz",
+                .devnum = "8:240",
+                .scheduler = "mq-deadline",
+                .has_device = true,
+                .model = "WD\xff\xfe"
+                         "Disk",
+                .vendor = "AT\xc3",
+                .serial = "S\xe2\x82N",
         };
-        char *props[] = { (char *) "ID_MODEL=bad\xffmodel", (char *) "ID_SERIAL_SHORT=ser\xc3(ial",
-                          (char *) "ID_WWN=0x5000\x80", NULL };
+        char *props[] = {(char *) "ID_MODEL=bad\xffmodel", (char *) "ID_SERIAL_SHORT=ser\xc3(ial",
+                         (char *) "ID_WWN=0x5000\x80", NULL};
         FakeKernel *k = fake_kernel_new();
         _cleanup_(sysfs_freep) Sysfs *s = NULL;
         _cleanup_(disk_freep) Disk *d = NULL, *e = NULL;
@@ -51,8 +57,9 @@ static void test_identity_is_utf8(void **state) {
         assert_int_equal(sysfs_new(k->root, &s), 0);
 
         /* From sysfs alone. */
-        assert_int_equal(sysfs_load_disk(s, "sdz", (char *[]) { NULL }, NULL, &d), 0);
-        assert_string_equal(d->model_sysfs, "WD\xef\xbf\xbd\xef\xbf\xbd" "Disk");
+        assert_int_equal(sysfs_load_disk(s, "sdz", (char *[]){NULL}, NULL, &d), 0);
+        assert_string_equal(d->model_sysfs, "WD\xef\xbf\xbd\xef\xbf\xbd"
+                                            "Disk");
         assert_string_equal(d->model, d->model_sysfs);
         assert_string_equal(d->vendor_sysfs, "AT\xef\xbf\xbd");
         assert_string_equal(d->serial, "S\xef\xbf\xbd\xef\xbf\xbdN");
