@@ -21,7 +21,7 @@ import dbus
 import dbus.lowlevel
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from busraw import Raw, body_str, message, setpolicy_body  # noqa: E402
+from busraw import TIMEOUT, Raw, body_str, message, setpolicy_body  # noqa: E402
 
 DEST = "org.iosched1"
 MGR_PATH = "/org/iosched1"
@@ -35,7 +35,7 @@ bus = dbus.SystemBus()
 results = []
 
 
-def call(method, sig=None, *args, path=MGR_PATH, iface=MGR, timeout=60):
+def call(method, sig=None, *args, path=MGR_PATH, iface=MGR, timeout=TIMEOUT):
     msg = dbus.lowlevel.MethodCallMessage(DEST, path, iface, method)
     if sig is not None:
         msg.append(*args, signature=sig)
@@ -78,7 +78,7 @@ def raw_call(member, sig, body, disconnect_ok=False):
     r = Raw()
     serial = r.send(member, sig, body)
     while True:
-        m = r.read_message(timeout=60)
+        m = r.read_message()
         if m is None:
             r.close()
             if disconnect_ok:
@@ -260,7 +260,7 @@ def send_mix(r, i, kinds):
 
 def collect(r, kinds, counts, bus_limit_ok):
     while kinds:
-        m = r.read_message(timeout=300)
+        m = r.read_message()
         if m is None:
             raise RuntimeError("the bus closed the connection with %d replies missing" % len(kinds))
         mtype, rs, err = m
