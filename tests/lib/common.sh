@@ -121,12 +121,9 @@ qattr() { cat "/sys/block/$1/queue/$2"; }
 current_scheduler() { sed -n 's/.*\[\(.*\)\].*/\1/p' "/sys/block/$1/queue/scheduler"; }
 
 # Count write-mode opens of sysfs queue files by a command: strace -f, one per write(2) target.
-# (In a sanitized build LeakSanitizer cannot work under ptrace: it is off for the traced
-# command; the suites run the same commands untraced too.)
 count_sysfs_writes() {
         local out="$TEST_TMP/strace.$$.$RANDOM"
-        ASAN_OPTIONS="${ASAN_OPTIONS:+$ASAN_OPTIONS:}detect_leaks=0" \
-                strace -f -qq -e trace=openat -o "$out" "$@" >/dev/null
+        strace -f -qq -e trace=openat -o "$out" "$@" >/dev/null
         grep -c 'queue/.*O_WRONLY' "$out" || true
 }
 
