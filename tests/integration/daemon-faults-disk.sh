@@ -54,11 +54,25 @@ apply_pid=$!
 switched() { [ "$(current_scheduler "$a")" = mq-deadline ]; }
 threads() {
         local t
+        echo "$(ls /proc/"$IOSCHEDD_PID"/task | wc -l) threads:"
         for t in /proc/"$IOSCHEDD_PID"/task/*; do
-                echo "$(cat "$t/comm") $(cat "$t/wchan") syscall $(cut -d' ' -f1 "$t/syscall")"
+                echo "${t##*/} $(cat "$t/comm") $(sed -n 's/^State:\t//p' "$t/status") $(cat "$t/wchan") syscall $(cut -d' ' -f1 "$t/syscall")"
         done
+        echo "strace: $(sed -n 's/^State:\t//p' /proc/$strace_pid/status 2>/dev/null || echo gone)"
 }
-wait_until 60 switched || fail "Apply never switched $a: $(cat "$TEST_TMP/apply.out"); threads: $(threads)"
+if ! wait_until 60 switched; then
+        # Seen a few times under heavy load, never reproduced at will: every thread of ioschedd
+        # asleep in futex(2). Say as much as can be said.
+        log "Apply made no progress: $(cat "$TEST_TMP/apply.out"); $(threads)"
+        kill $strace_pid
+        wait $strace_pid 2>/dev/null || true
+        sleep 2
+        log "strace detached: scheduler $(current_scheduler "$a"); ioschedd" \
+            "$(timeout 10 busctl call org.iosched1 /org/iosched1 org.iosched1.Manager ListDisks >/dev/null &&
+               echo answers || echo "does not answer")"
+        command -v gdb >/dev/null && gdb -p "$IOSCHEDD_PID" -batch -ex "thread apply all bt" 2>&1 | grep -E '^(Thread|#)' >&2
+        fail "Apply never switched $a"
+fi
 loop_ctl $LOOP_CTL_REMOVE "$n" || fail "cannot unplug $a"
 rc=0
 wait $apply_pid || rc=$?
