@@ -218,6 +218,26 @@ int apply_disk(Sysfs *s, Disk *d, const Resolved *r, ApplyFlags flags, Plan **re
                                         return k;
                         } else {
                                 k = confirm(s, d, rs, a);
+                                if (k >= 0 && a->outcome == OUTCOME_FAILED &&
+                                    a->attr->id != ATTR_SCHEDULER) {
+                                        /* The value changed again right after the write:
+                                         * another writer (a tool, or the kernel itself, as
+                                         * when a loop device is detached) came in between.
+                                         * One more write; a value the kernel does not keep
+                                         * fails again. */
+                                        log_debug("%s: %s reads back \"%s\" after the write; writing it once more",
+                                                  d->name, a->key, strna(a->result));
+                                        k = write_retrying(s, d->name, a->attr, a->tunable, a->write);
+                                        if (k >= 0)
+                                                k = confirm(s, d, rs, a);
+                                        else if (ERRNO_IS_GONE(k) && (write_proves_gone(a, k) || disk_is_gone(s, d)))
+                                                k = -ENODEV;
+                                        else if (k != -ENOMEM) {
+                                                k = action_set_failure(a, OUTCOME_FAILED, k,
+                                                                       "writing \"%s\" failed: %s",
+                                                                       a->write, strerror(-k));
+                                        }
+                                }
                                 if (k == -ENOMEM)
                                         return k;
                                 if (k < 0) {

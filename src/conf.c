@@ -36,15 +36,25 @@ typedef struct Parser {
 } Parser;
 
 _printf_(3, 4) static void parser_error(Parser *p, unsigned line, const char *fmt, ...) {
-        _cleanup_(freep) char *msg = NULL;
+        _cleanup_(freep) char *msg = NULL, *full = NULL;
         va_list ap;
         int r;
 
-        p->n_errors++;
+        /* The file is ignored whole after its first error; the rest is reported up to a
+         * point: a binary file must not flood the journal on every udev event. */
+        if (++p->n_errors > CONF_ERRORS_MAX) {
+                if (p->n_errors == CONF_ERRORS_MAX + 1)
+                        fmt = "too many errors, the rest of the file is not checked";
+                else
+                        return;
+        }
         va_start(ap, fmt);
         r = vasprintf(&msg, fmt, ap);
         va_end(ap);
-        if (r < 0 || strv_push(p->errors, strdup_printf("%s:%u: %s", p->filename, line, msg)) < 0)
+        if (r >= 0)
+                full = strdup_printf("%s:%u: %s", p->filename, line, msg);
+        /* Keys and values come from the file: no control characters in a log line. */
+        if (!full || strv_push(p->errors, escape_for_log(full, 1024)) < 0)
                 p->oom = -ENOMEM;
 }
 
@@ -56,7 +66,7 @@ static char *parser_reader(char *str, int num, void *userdata) {
         const char *start, *nl;
         size_t len, max = (size_t) num - 2;
 
-        if (p->pos >= p->size)
+        if (p->pos >= p->size || p->n_errors > CONF_ERRORS_MAX)
                 return NULL;
 
         start = p->data + p->pos;
@@ -79,12 +89,6 @@ static char *parser_reader(char *str, int num, void *userdata) {
                 len = 0;
         }
         memcpy(str, start, len);
-        str[len] = 0;
-        if (!utf8_is_valid(str)) {
-                /* Errors quote values and end up on the bus, which takes UTF-8 only. */
-                parser_error(p, p->line, "line is not valid UTF-8");
-                len = 0;
-        }
         str[len] = '\n';
         str[len + 1] = 0;
         if (len > 0 && *start == '[') {
@@ -273,10 +277,12 @@ int conf_load_file(const char *path, Policy *policy, char ***errors) {
         if (r < 0) {
                 if (r == -ENOMEM)
                         return r;
-                if (strv_push(errors, strdup_printf("%s:0: cannot read: %s", path,
-                                                    r == -EFBIG ? "file larger than 1 MiB" :
-                                                    r == -EISDIR ? "not a regular file" :
-                                                    strerror(-r))) < 0)
+                _cleanup_(freep) char *msg = strdup_printf("%s:0: cannot read: %s", path,
+                                                           r == -EFBIG ? "file larger than 1 MiB" :
+                                                           r == -EISDIR ? "not a regular file" :
+                                                           strerror(-r));
+
+                if (!msg || strv_push(errors, escape_for_log(msg, 1024)) < 0)
                         return -ENOMEM;
                 return -EINVAL;
         }

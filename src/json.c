@@ -28,9 +28,10 @@ void json_string(FILE *f, const char *s) {
                         else if (*p < 0x80)
                                 fputc(*p, f);
                         else {
-                                /* Text from sysfs and devices is bytes; JSON is UTF-8. */
-                                size_t n = utf8_sequence_len((const char *) p);
+                                size_t n = utf8_char_len((const char *) p);
 
+                                /* JSON is UTF-8: a byte that is none (a file name can be
+                                 * anything) becomes U+FFFD. */
                                 if (n == 0)
                                         fputs("\\ufffd", f);
                                 else {

@@ -156,7 +156,24 @@ int sysfs_read_setting(Sysfs *s, const char *disk, const AttrInfo *a, const char
         r = read_disk_file(s, disk, rel, &st->raw);
         if (r < 0)
                 return (st->err = r);
-        return attr_state_parse(a, st);
+
+        if (a->kind == ATTR_KIND_SCHEDULER) {
+                _cleanup_(freep) char *current = NULL;
+                _cleanup_(strv_freep) char **available = NULL;
+
+                r = scheduler_parse(st->raw, &current, &available);
+                if (r < 0)
+                        return (st->err = r == -ENOMEM ? r : -EBADMSG);
+                /* list[0] is the current scheduler; the rest of the list is unused here. */
+                st->value.list = calloc(2, sizeof(char *));
+                if (!st->value.list)
+                        return (st->err = -ENOMEM);
+                st->value.list[0] = TAKE_PTR(current);
+                return 0;
+        }
+
+        attr_state_parse_number(st);
+        return st->err;
 }
 
 int sysfs_write_setting(Sysfs *s, const char *disk, const AttrInfo *a, const char *tunable,
@@ -273,23 +290,12 @@ const char *props_get(char * const *props, const char *key) {
         return NULL;
 }
 
-/* Identity strings come from devices: printable, but any bytes. They are shown on the bus and
- * in JSON, which take UTF-8 only: a byte that is not UTF-8 becomes U+FFFD. */
-static int set_identity(char **dst, const char *v) {
-        char *c;
+static int dup_prop(char **dst, char * const *props, const char *key, const char *fallback) {
+        const char *v = props_get(props, key) ?: props_get(props, fallback ?: key);
 
         if (!v || !*v || !string_is_printable(v, 256))
                 return 0;
-        c = utf8_make_valid(v);
-        if (!c)
-                return -ENOMEM;
-        free(*dst);
-        *dst = c;
-        return 0;
-}
-
-static int dup_prop(char **dst, char * const *props, const char *key, const char *fallback) {
-        return set_identity(dst, props_get(props, key) ?: props_get(props, fallback ?: key));
+        return free_and_strdup(dst, v);
 }
 
 static int read_optional(Sysfs *s, const char *disk, const char *rel, char **dst) {
@@ -299,7 +305,11 @@ static int read_optional(Sysfs *s, const char *disk, const char *rel, char **dst
         r = read_disk_file(s, disk, rel, &v);
         if (r < 0)
                 return ERRNO_IS_GONE(r) || r == -EACCES || r == -EIO || r == -EINVAL ? 0 : r;
-        return set_identity(dst, v);
+        if (!*v || !string_is_printable(v, 256))
+                return 0;
+        free(*dst);
+        *dst = TAKE_PTR(v);
+        return 0;
 }
 
 static unsigned count_hw_queues(Sysfs *s, const char *disk) {

@@ -199,69 +199,95 @@ int free_and_strdup(char **p, const char *s) {
 bool string_is_printable(const char *s, size_t max) {
         size_t n = 0;
 
-        for (; *s; s++, n++) {
-                if (n >= max)
+        while (*s) {
+                size_t k;
+
+                if (n++ >= max)
                         return false;
                 if ((unsigned char) *s < 0x20 || *s == 0x7f)
                         return false;
+                /* Text from udev and sysfs goes onto D-Bus and into JSON: both need UTF-8. */
+                k = utf8_char_len(s);
+                if (k == 0)
+                        return false;
+                s += k;
         }
         return true;
 }
 
-size_t utf8_sequence_len(const char *s) {
+size_t utf8_char_len(const char *s) {
         const unsigned char *p = (const unsigned char *) s;
-        unsigned len, cp;
+        size_t n;
+        uint32_t c;
 
-        if (*p < 0x80)
+        if (p[0] < 0x80)
                 return 1;
-        if (*p >= 0xc2 && *p <= 0xdf)
-                len = 2, cp = *p & 0x1f;
-        else if (*p >= 0xe0 && *p <= 0xef)
-                len = 3, cp = *p & 0x0f;
-        else if (*p >= 0xf0 && *p <= 0xf4)
-                len = 4, cp = *p & 0x07;
+        if (p[0] >= 0xc2 && p[0] <= 0xdf)
+                n = 2, c = p[0] & 0x1f;
+        else if (p[0] >= 0xe0 && p[0] <= 0xef)
+                n = 3, c = p[0] & 0x0f;
+        else if (p[0] >= 0xf0 && p[0] <= 0xf4)
+                n = 4, c = p[0] & 0x07;
         else
                 return 0;
-        for (unsigned i = 1; i < len; i++) {
-                if ((p[i] & 0xc0) != 0x80)      /* also stops at the NUL */
+        for (size_t i = 1; i < n; i++) {
+                if ((p[i] & 0xc0) != 0x80)
                         return 0;
-                cp = cp << 6 | (p[i] & 0x3f);
+                c = (c << 6) | (p[i] & 0x3f);
         }
-        if ((len == 3 && cp < 0x800) || (len == 4 && (cp < 0x10000 || cp > 0x10ffff)) ||
-            (cp >= 0xd800 && cp <= 0xdfff))
+        /* no overlong forms, no surrogates, nothing above U+10FFFF */
+        if ((n == 3 && c < 0x800) || (n == 4 && (c < 0x10000 || c > 0x10ffff)) ||
+            (c >= 0xd800 && c <= 0xdfff))
                 return 0;
-        return len;
+        return n;
 }
 
 bool utf8_is_valid(const char *s) {
         for (size_t n; *s; s += n) {
-                n = utf8_sequence_len(s);
+                n = utf8_char_len(s);
                 if (n == 0)
                         return false;
         }
         return true;
 }
 
-char *utf8_make_valid(const char *s) {
-        char *r, *q;
+char *escape_for_log(const char *s, size_t max) {
+        size_t len = strlen(s), shown = 0;
+        char *buf, *o;
 
-        /* At most three bytes (U+FFFD) for each byte of @s. */
-        r = malloc(strlen(s) * 3 + 1);
-        if (!r)
+        /* at most 4 output bytes per input byte, "..." and the NUL */
+        buf = malloc((len < max ? len : max) * 4 + 8);
+        if (!buf)
                 return NULL;
-        q = r;
-        for (size_t n; *s; s += n) {
-                n = utf8_sequence_len(s);
-                if (n == 0) {
-                        q = stpcpy(q, "\xef\xbf\xbd");
-                        n = 1;
+        o = buf;
+        while (*s) {
+                unsigned char c = (unsigned char) *s;
+                size_t n = utf8_char_len(s);
+
+                if (shown >= max) {
+                        o = stpcpy(o, "...");
+                        break;
+                }
+                shown++;
+                if (c == '\\') {
+                        *o++ = '\\';
+                        *o++ = (char) c;
+                        s++;
+                } else if (c == '\n' || c == '\t') {
+                        *o++ = '\\';
+                        *o++ = c == '\n' ? 'n' : 't';
+                        s++;
+                } else if (c < 0x20 || c == 0x7f || n == 0) {
+                        o += sprintf(o, "\\x%02x", c);
+                        s++;
                 } else {
-                        memcpy(q, s, n);
-                        q += n;
+                        memcpy(o, s, n);
+                        o += n;
+                        s += n;
                 }
         }
-        *q = 0;
-        return r;
+        *o = 0;
+        return buf;
 }
 
 int read_fd_bounded(int fd, size_t max, char **ret, size_t *ret_size) {

@@ -26,16 +26,27 @@ char *strstrip_inplace(char *s);    /* strips and moves the text to the start */
 void strv_sort(char **l);            /* version sort: loop2 before loop10 */
 char *strdup_printf(const char *fmt, ...) _printf_(1, 2);
 int free_and_strdup(char **p, const char *s);
+/* Valid UTF-8 without control characters, at most @max characters. */
 bool string_is_printable(const char *s, size_t max);
 
-/* The length of the well-formed UTF-8 sequence at @s (1 for ASCII), or 0 for a byte that starts
- * none: a stray continuation byte, an overlong form, a surrogate, a code point past U+10FFFF, or
- * a sequence cut short (also by the NUL). */
-size_t utf8_sequence_len(const char *s);
+/* The length of the valid UTF-8 character at @s (1-4), 0 for a byte that starts none. */
+size_t utf8_char_len(const char *s);
+/* Whether all of @s is valid UTF-8 (no overlong forms, surrogates or code points past
+ * U+10FFFF). Config text must be: errors quote it, and they go on the bus. */
 bool utf8_is_valid(const char *s);
-/* A copy of @s with each byte that starts no well-formed sequence replaced by U+FFFD; NULL
- * when out of memory. Text from devices and sysfs is bytes; D-Bus and JSON take UTF-8 only. */
-char *utf8_make_valid(const char *s);
+
+/**
+ * escape_for_log() - make an untrusted string safe to print in one log line
+ * @s: the string (from a file, the command line, the kernel)
+ * @max: characters of @s to show at most; longer strings end in "..."
+ *
+ * Control characters, DEL, backslash and bytes that are no valid UTF-8 become C escapes
+ * (\n, \x1b, \xff, \\): a name with a newline cannot forge a second log line, nor binary
+ * junk drive a terminal or break the journal's UTF-8.
+ *
+ * Return: a new string, NULL on out of memory.
+ */
+char *escape_for_log(const char *s, size_t max);
 
 int read_file_bounded(int dirfd, const char *path, size_t max, char **ret, size_t *ret_size);
 int read_fd_bounded(int fd, size_t max, char **ret, size_t *ret_size);

@@ -41,9 +41,10 @@ static void help(void) {
                "     --config=FILE     Read FILE alone, not /etc/iosched.conf and drop-ins\n"
                "  -v --verbose         Show the file:line of each value; log at debug level\n"
                "  -q --quiet           Print nothing but errors\n\n"
-               "Exit status: 0 every disk is at its policy or has none; 1 a write failed;\n"
-               "2 a configuration file has errors (it was ignored); 3 no such disk or an invalid\n"
-               "name; 64 usage error. With several, the lowest non-zero status is returned.\n",
+               "Exit status: 0 every disk is at its policy or has none; 1 a write failed (or\n"
+               "another failure: the root cannot be opened, out of memory); 2 a configuration\n"
+               "file has errors (it was ignored); 3 no such disk or an invalid name; 64 usage\n"
+               "error. With several, the lowest non-zero status is returned.\n",
                program_invocation_short_name);
 }
 
@@ -149,7 +150,11 @@ static int apply_one(Sysfs *s, const Policy *policy, const char *name, bool list
                 policy_disk_load(policy, &load);
 
         if (!disk_name_is_valid(n)) {
-                log_error("Invalid disk name \"%s\".", name);
+                _cleanup_(freep) char *e = escape_for_log(name, 64);
+
+                if (!e)
+                        return log_oom();
+                log_error("Invalid disk name \"%s\".", e);
                 return -EINVAL;
         }
 

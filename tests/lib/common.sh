@@ -142,7 +142,8 @@ sysfs_writes() {
         sed -n 's|^[0-9]* *write([0-9]*</sys/devices/[^>]*/block/\([^/>]*\)/queue/\([^>]*\)>, "\([^"]*\)", [0-9]*) *= \(.*\)$|\1 \2 \3 \4|p' "$1"
 }
 
-# Make sure a systemd-udevd runs; stop it at exit only if we started it.
+# Make sure a systemd-udevd runs; stop it at exit only if we started it (then UDEVD_OURS=1).
+UDEVD_OURS=0
 udevd_ensure() {
         if udevadm control --ping >/dev/null 2>&1; then
                 return 0
@@ -150,7 +151,13 @@ udevd_ensure() {
         local udevd
         udevd=$(command -v systemd-udevd || echo /lib/systemd/systemd-udevd)
         [ -x "$udevd" ] || fail "systemd-udevd is not installed (apt-get install udev)"
+        # A udevd that was stopped leaves its inotify watches in /run/udev/watch; where /run is
+        # no tmpfs, the next one refuses to clear them, and every new watch whose number is
+        # taken by a stale link is dropped ("Failed to create symlink ... File exists"): no
+        # change events when a device written to is closed. No udevd runs: none is live.
+        pgrep -r R,S,D,I -x systemd-udevd >/dev/null || rm -rf /run/udev/watch /run/udev/watch.old
         "$udevd" --daemon
+        UDEVD_OURS=1
         on_exit "udevadm control --exit"
         for _ in $(seq 50); do
                 udevadm control --ping >/dev/null 2>&1 && return 0

@@ -223,7 +223,7 @@ static void raise_read_ahead(FakeKernel *k, const char *disk) {
         fake_write(k, p, buf);
 }
 
-static int fake_hook(Sysfs *s, int fd, const char *disk, const char *rel, const char *value,
+int fake_kernel_write_hook(Sysfs *s, int fd, const char *disk, const char *rel, const char *value,
                      void *userdata) {
         FakeKernel *k = userdata;
         char p[PATH_MAX];
@@ -325,5 +325,5 @@ static int fake_read_hook(Sysfs *s, const char *disk, const char *rel, void *use
 }
 
 void fake_kernel_attach(FakeKernel *k, Sysfs *s) {
-        sysfs_set_hooks(s, fake_read_hook, fake_hook, k);
+        sysfs_set_hooks(s, fake_read_hook, fake_kernel_write_hook, k);
 }

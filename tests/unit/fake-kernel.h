@@ -43,3 +43,6 @@ int fake_disk_remove(FakeKernel *k, const char *name);
 int fake_write(FakeKernel *k, const char *path, const char *content);   /* path below root */
 char *fake_read(FakeKernel *k, const char *path);                      /* stripped, malloc'ed */
 void fake_kernel_attach(FakeKernel *k, Sysfs *s);
+/* The write hook fake_kernel_attach() installs, for hooks that wrap it. */
+int fake_kernel_write_hook(Sysfs *s, int fd, const char *disk, const char *rel, const char *value,
+                           void *userdata);

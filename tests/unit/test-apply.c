@@ -299,6 +299,35 @@ static void test_write_not_confirmed(void **state) {
         assert_int_equal(find(p, "nr_requests")->outcome, OUTCOME_FAILED);
         assert_non_null(strstr(find(p, "nr_requests")->reason, "reads back \"256\""));
         assert_int_equal(st.failed, 1);
+        /* written once more in case another writer came in between, then given up */
+        assert_int_equal(sysfs_get_n_writes(c.s), 2);
+        plan_free(p);
+        teardown(&c);
+}
+
+/* Another writer changes the value right after ours (the kernel resets read_ahead_kb when a
+ * loop device is detached): one more write, and it holds. */
+static int racing_hook(Sysfs *s, int fd, const char *disk, const char *rel, const char *value,
+                       void *userdata) {
+        FakeKernel *k = userdata;
+        int r = fake_kernel_write_hook(s, fd, disk, rel, value, k);
+
+        if (r >= 0 && k->n_writes == 1)
+                fake_write(k, "sys/class/block/sda/queue/nr_requests", "128");
+        return r;
+}
+
+static void test_value_changed_after_write(void **state) {
+        ApplyStats st = {};
+        Plan *p;
+        Ctx c;
+
+        setup(&c, &ssd, "nr_requests = 32\n");
+        sysfs_set_hooks(c.s, NULL, racing_hook, c.k);
+        p = run(&c, "sda", 0, &st);
+        assert_int_equal(find(p, "nr_requests")->outcome, OUTCOME_WRITTEN);
+        assert_int_equal(st.failed, 0);
+        assert_int_equal(c.k->n_writes, 2);
         plan_free(p);
         teardown(&c);
 }
@@ -334,6 +363,29 @@ static void test_bad_names_never_reach_paths(void **state) {
         fake_kernel_free(k);
 }
 
+/* udev's database is written by whatever ran in udev: its strings end up on D-Bus and in JSON,
+ * which need UTF-8. What is not printable UTF-8 is treated as absent. */
+static void test_identity_not_utf8(void **state) {
+        static const FakeDiskSpec spec = { .name = "sdz", .devnum = "8:240", .scheduler = "none" };
+        char *props[] = { "ID_MODEL=bad\x7f\xfemodel", "ID_SERIAL_SHORT=ser\xc3\x28ial",
+                          "ID_VENDOR=V\xc3\xa9ndor", "ID_WWN=0x5000\x1b[31m", NULL };
+        _cleanup_(sysfs_freep) Sysfs *s = NULL;
+        _cleanup_(disk_freep) Disk *d = NULL;
+        FakeKernel *k = fake_kernel_new();
+
+        assert_int_equal(fake_disk_add(k, &spec), 0);
+        assert_int_equal(sysfs_new(k->root, &s), 0);
+        assert_int_equal(sysfs_load_disk(s, "sdz", props, NULL, &d), 0);
+        assert_null(d->model);
+        assert_null(d->serial);
+        assert_null(d->wwn);
+        assert_string_equal(d->vendor, "V\xc3\xa9ndor");  /* valid UTF-8 stays */
+        assert_true(string_is_printable("V\xc3\xa9ndor", 10));
+        assert_false(string_is_printable("\xed\xa0\x80", 10));      /* a surrogate */
+        assert_false(string_is_printable("\xc0\xaf", 10));          /* overlong "/" */
+        fake_kernel_free(k);
+}
+
 static void test_list_disks(void **state) {
         static const FakeDiskSpec a = { .name = "loop10", .scheduler = "none" };
         static const FakeDiskSpec b = { .name = "loop2", .scheduler = "none" };
@@ -364,9 +416,11 @@ int main(void) {
                 cmocka_unit_test(test_replaced_disk),
                 cmocka_unit_test(test_half_deleted_disk),
                 cmocka_unit_test(test_write_not_confirmed),
+                cmocka_unit_test(test_value_changed_after_write),
                 cmocka_unit_test(test_dry_run),
                 cmocka_unit_test(test_bad_names_never_reach_paths),
                 cmocka_unit_test(test_list_disks),
+                cmocka_unit_test(test_identity_not_utf8),
         };
         return cmocka_run_group_tests(tests, NULL, NULL);
 }

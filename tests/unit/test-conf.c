@@ -180,6 +180,13 @@ static void test_hostile(void **state) {
                                 junk[i] = (unsigned char) (rand_r(&seed) & 0xff);
                         (void) conf_parse_text((const char *) junk, sizeof(junk), "junk", q, &e);
                         assert_int_equal(q->n_rules, 0);
+                        /* reported in printable, valid UTF-8 lines, and not without end */
+                        assert_true(strv_length(e) <= CONF_ERRORS_MAX + 1);
+                        for (char **l = e; *l; l++) {
+                                assert_true(string_is_printable(*l, 4096));
+                                for (const char *c = *l; *c; c += utf8_char_len(c))
+                                        assert_true(utf8_char_len(c) > 0);
+                        }
                         policy_free(q);
                         strv_free(e);
                 }
@@ -195,6 +202,57 @@ static void test_hostile(void **state) {
         assert_int_equal(conf_parse_text(big, CONF_FILE_SIZE_MAX + 1, "big", p, &errors), -EINVAL);
         assert_non_null(strstr(errors[0], "larger than"));
         free(big);
+}
+
+static void test_escaped_and_bounded(void **state) {
+        _cleanup_(strv_freep) char **errors = NULL;
+        _cleanup_(policy_freep) Policy *p = NULL;
+        _cleanup_(freep) char *many = NULL;
+        char *o;
+
+        /* an escape sequence and a lone UTF-8 byte in a value become visible escapes */
+        expect_error("[rule a]\nmatch.name = x\nnr_requests = 3\x1b[31m\xff\n", 3,
+                     "\"3\\x1b[31m\\xff\" for nr_requests");
+        /* valid UTF-8 stays as it is */
+        expect_error("[rule a]\nmatch.name = x\nnr_requests = d\xc3\xa9j\xc3\xa0\n", 3, "\"d\xc3\xa9j\xc3\xa0\"");
+
+        /* 50 bad keys: the first CONF_ERRORS_MAX, then one line that says it stopped */
+        many = malloc(64 * 60);
+        assert_non_null(many);
+        o = stpcpy(many, "[rule a]\nmatch.name = x\n");
+        for (int i = 0; i < 50; i++)
+                o += sprintf(o, "bogus%d = 1\n", i);
+        assert_int_equal(parse(many, &p, &errors), CONF_ERRORS_MAX + 1);
+        assert_non_null(strstr(errors[CONF_ERRORS_MAX], "too many errors"));
+        assert_int_equal(p->n_rules, 0);
+}
+
+static void test_escape_for_log(void **state) {
+        static const struct {
+                const char *in, *out;
+                size_t max;
+        } cases[] = {
+                { "loop0", "loop0", 64 },
+                { "a\nb", "a\\nb", 64 },
+                { "\x1b[2J", "\\x1b[2J", 64 },
+                { "back\\slash", "back\\\\slash", 64 },
+                { "\xff\xfe", "\\xff\\xfe", 64 },
+                { "\xc3\xa9", "\xc3\xa9", 64 },             /* é */
+                { "\xc0\xaf", "\\xc0\\xaf", 64 },         /* overlong "/" */
+                { "\xed\xa0\x80", "\\xed\\xa0\\x80", 64 }, /* a surrogate */
+                { "\xf0\x9f\x98\x80", "\xf0\x9f\x98\x80", 64 }, /* U+1F600 */
+                { "\xe2\x82", "\\xe2\\x82", 64 },         /* cut short */
+                { "abcdef", "abc...", 3 },
+                { "\x01\x02\x03\x04", "\\x01\\x02...", 2 },
+                { "", "", 0 },
+        };
+
+        for (size_t i = 0; i < ELEMENTSOF(cases); i++) {
+                _cleanup_(freep) char *e = escape_for_log(cases[i].in, cases[i].max);
+
+                assert_non_null(e);
+                assert_string_equal(e, cases[i].out);
+        }
 }
 
 static void test_syntax_friendly(void **state) {
@@ -355,16 +413,23 @@ static void test_unreadable_dropin_dir(void **state) {
         fake_kernel_free(k);
 }
 
-/* Config text is UTF-8: errors quote it, and errors go on the bus (ConfigErrors, Reload's
- * reply), which takes UTF-8 only. A value that was not UTF-8 left Reload without an answer. */
+/* Errors and file names end up on the bus (ConfigErrors, ConfigFiles, Reload's reply), which
+ * takes UTF-8 only: a value that was not UTF-8 left Reload without an answer (errors are
+ * escaped now), and a drop-in whose name is not UTF-8 made ConfigFiles unreadable. */
 static void test_not_utf8(void **state) {
         _cleanup_(strv_freep) char **errors = NULL;
         _cleanup_(policy_freep) Policy *p = NULL;
         FakeKernel *k;
 
-        expect_error("[rule a]\nmatch.name = x\nnr_requests = 3\xff\n", 3, "line is not valid UTF-8");
-        expect_error("[rule a]\nmatch.model = caf\xe9\n", 2, "line is not valid UTF-8");
-        expect_error("# \xc0\xaf overlong\n[rule a]\nmatch.name = x\n", 1, "line is not valid UTF-8");
+        /* Bytes that are not UTF-8 in a value or a glob: errors, in UTF-8 themselves. */
+        assert_int_equal(parse("[rule a]\nmatch.name = x\nnr_requests = 3\xff\n", &p, &errors), 1);
+        assert_true(utf8_is_valid(errors[0]));
+        policy_free(TAKE_PTR(p));
+        errors = strv_free(errors);
+        assert_int_equal(parse("[rule a]\nmatch.model = caf\xe9*\n", &p, &errors), 1);
+        assert_true(utf8_is_valid(errors[0]));
+        policy_free(TAKE_PTR(p));
+        errors = strv_free(errors);
         /* Valid UTF-8 is fine, in comments and in globs. */
         assert_int_equal(parse("# caf\xc3\xa9\n[rule a]\nmatch.model = caf\xc3\xa9*\n", &p, NULL), 0);
         policy_free(TAKE_PTR(p));
@@ -389,6 +454,8 @@ int main(void) {
                 cmocka_unit_test(test_every_key),
                 cmocka_unit_test(test_errors),
                 cmocka_unit_test(test_hostile),
+                cmocka_unit_test(test_escaped_and_bounded),
+                cmocka_unit_test(test_escape_for_log),
                 cmocka_unit_test(test_syntax_friendly),
                 cmocka_unit_test(test_precedence),
                 cmocka_unit_test(test_unreadable_dropin_dir),

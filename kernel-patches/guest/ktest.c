@@ -1,0 +1,590 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * ktest: runs inside the QEMU guest that kernel-patches/verify boots.
+ *
+ * Measures what writing an unchanged value to queue sysfs attributes costs,
+ * checks that changing writes still work, times adding null_blk disks that
+ * get a default elevator, and switches schedulers while I/O runs.  Every
+ * result is one line starting with "KT " so that the host can parse the
+ * serial console log:
+ *
+ *   KT same <attr> <write_median_us> <write_min_us> <write_max_us> <n> <open_write_close_median_us>
+ *   KT add <n> <p50_us> <p99_us> <max_us> <sched_ok>
+ *   KT check <name> PASS|FAIL <detail>
+ *   KT stress <seconds> <changes> <same> <ebusy> <errors> <slowest_us>
+ *   KT iops <sched> <iops>
+ *
+ * Only this guest's null_blk disks are touched; it never runs on the host.
+ */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <fcntl.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/types.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#define NULLB_CFS "/sys/kernel/config/nullb"
+#define SAMPLES 20
+#define ADD_DISKS 64
+#define SLOW_WRITE_US (10 * 1000 * 1000)
+
+static int failures;
+
+static uint64_t now_us(void)
+{
+        struct timespec ts;
+
+        clock_gettime(CLOCK_MONOTONIC, &ts);
+        return (uint64_t)ts.tv_sec * 1000000 + ts.tv_nsec / 1000;
+}
+
+/*
+ * Write @val to @path like a udev rule does: open, write, close.  If
+ * @ret_write_us is set, the write() alone is timed: that is where the store
+ * method runs; open and close cost the same on both kernels.
+ */
+static int write_attr_timed(const char *path, const char *val, uint64_t *ret_write_us)
+{
+        uint64_t t0;
+        ssize_t n;
+        int fd, r = 0;
+
+        fd = open(path, O_WRONLY | O_CLOEXEC);
+        if (fd < 0)
+                return -errno;
+        t0 = now_us();
+        n = write(fd, val, strlen(val));
+        if (ret_write_us)
+                *ret_write_us = now_us() - t0;
+        if (n < 0)
+                r = -errno;
+        else if ((size_t)n != strlen(val))
+                r = -EIO;
+        close(fd);
+        return r;
+}
+
+static int write_attr(const char *path, const char *val)
+{
+        return write_attr_timed(path, val, NULL);
+}
+
+static int read_attr(const char *path, char *buf, size_t size)
+{
+        ssize_t n;
+        int fd;
+
+        fd = open(path, O_RDONLY | O_CLOEXEC);
+        if (fd < 0)
+                return -errno;
+        n = read(fd, buf, size - 1);
+        close(fd);
+        if (n < 0)
+                return -errno;
+        buf[n] = '\0';
+        buf[strcspn(buf, "\n")] = '\0';
+        return 0;
+}
+
+static void qpath(char *buf, size_t size, const char *disk, const char *attr)
+{
+        snprintf(buf, size, "/sys/block/%s/queue/%s", disk, attr);
+}
+
+static int qwrite_timed(const char *disk, const char *attr, const char *val,
+                        uint64_t *ret_write_us)
+{
+        char p[256];
+
+        qpath(p, sizeof(p), disk, attr);
+        return write_attr_timed(p, val, ret_write_us);
+}
+
+static int qwrite(const char *disk, const char *attr, const char *val)
+{
+        return qwrite_timed(disk, attr, val, NULL);
+}
+
+static int qread(const char *disk, const char *attr, char *buf, size_t size)
+{
+        char p[256];
+
+        qpath(p, sizeof(p), disk, attr);
+        return read_attr(p, buf, size);
+}
+
+/* The bracketed name in queue/scheduler. */
+static int current_sched(const char *disk, char *buf, size_t size)
+{
+        char raw[256], *b, *e;
+        int r;
+
+        r = qread(disk, "scheduler", raw, sizeof(raw));
+        if (r < 0)
+                return r;
+        b = strchr(raw, '[');
+        e = b ? strchr(b, ']') : NULL;
+        if (!b || !e)
+                return -EINVAL;
+        *e = '\0';
+        snprintf(buf, size, "%s", b + 1);
+        return 0;
+}
+
+static void check(bool ok, const char *name, const char *fmt, ...)
+{
+        va_list ap;
+
+        printf("KT check %s %s ", name, ok ? "PASS" : "FAIL");
+        va_start(ap, fmt);
+        vprintf(fmt, ap);
+        va_end(ap);
+        printf("\n");
+        fflush(stdout);
+        if (!ok)
+                failures++;
+}
+
+static int cmp_u64(const void *a, const void *b)
+{
+        uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+
+        return x < y ? -1 : x > y;
+}
+
+/* Nearest-rank percentile of a sorted array. */
+static uint64_t pct(const uint64_t *v, int n, int p)
+{
+        int i = (p * n + 99) / 100 - 1;
+
+        if (i < 0)
+                i = 0;
+        return v[i];
+}
+
+/*
+ * One untimed write first (it may be a real change, e.g. the first
+ * max_sectors_kb write also records a user limit), then SAMPLES timed ones.
+ */
+static void same_value(const char *disk, const char *label, const char *attr,
+                       const char *val)
+{
+        uint64_t t[SAMPLES], w[SAMPLES], t0;
+        int i, r;
+
+        r = qwrite(disk, attr, val);
+        if (r < 0) {
+                check(false, label, "warm-up write of '%s' failed: %s", val, strerror(-r));
+                return;
+        }
+        for (i = 0; i < SAMPLES; i++) {
+                t0 = now_us();
+                r = qwrite_timed(disk, attr, val, &w[i]);
+                t[i] = now_us() - t0;
+                if (r < 0) {
+                        check(false, label, "write %d of '%s' failed: %s", i, val, strerror(-r));
+                        return;
+                }
+        }
+        qsort(t, SAMPLES, sizeof(t[0]), cmp_u64);
+        qsort(w, SAMPLES, sizeof(w[0]), cmp_u64);
+        /* write() alone, then open+write+close */
+        printf("KT same %s %.1f %llu %llu %d %.1f\n", label,
+               (w[SAMPLES / 2 - 1] + w[SAMPLES / 2]) / 2.0,
+               (unsigned long long)w[0], (unsigned long long)w[SAMPLES - 1], SAMPLES,
+               (t[SAMPLES / 2 - 1] + t[SAMPLES / 2]) / 2.0);
+        fflush(stdout);
+}
+
+static void same_current(const char *disk, const char *label, const char *attr)
+{
+        char cur[64];
+        int r;
+
+        r = qread(disk, attr, cur, sizeof(cur));
+        if (r < 0) {
+                check(false, label, "read failed: %s", strerror(-r));
+                return;
+        }
+        same_value(disk, label, attr, cur);
+}
+
+static int nullb_attr(const char *name, const char *attr, const char *val)
+{
+        char p[256];
+
+        snprintf(p, sizeof(p), NULLB_CFS "/%s/%s", name, attr);
+        return write_attr(p, val);
+}
+
+/*
+ * Create a configfs null_blk device with one hardware queue (so it gets
+ * mq-deadline by default) and return its disk name.  The power write is
+ * where add_disk() runs; its duration is returned in @ret_us.
+ */
+static int nullb_create(const char *name, bool memory_backed, char *disk, size_t size,
+                        uint64_t *ret_us)
+{
+        char p[256];
+        uint64_t t0;
+        int r;
+
+        snprintf(p, sizeof(p), NULLB_CFS "/%s", name);
+        if (mkdir(p, 0755) < 0)
+                return -errno;
+        if ((r = nullb_attr(name, "size", memory_backed ? "128" : "1024")) < 0 ||
+            (r = nullb_attr(name, "submit_queues", "1")) < 0 ||
+            (r = nullb_attr(name, "poll_queues", "0")) < 0 ||
+            (r = nullb_attr(name, "memory_backed", memory_backed ? "1" : "0")) < 0)
+                return r;
+        t0 = now_us();
+        r = nullb_attr(name, "power", "1");
+        if (ret_us)
+                *ret_us = now_us() - t0;
+        if (r < 0)
+                return r;
+        /* configfs devices are named after their directory. */
+        snprintf(disk, size, "%s", name);
+        snprintf(p, sizeof(p), "/sys/block/%s", disk);
+        if (access(p, F_OK) < 0)
+                return -errno;
+        return 0;
+}
+
+static void nullb_remove(const char *name)
+{
+        char p[256];
+
+        nullb_attr(name, "power", "0");
+        snprintf(p, sizeof(p), NULLB_CFS "/%s", name);
+        rmdir(p);
+}
+
+static void test_same(const char *disk)
+{
+        static const char *const scheds[] = { "none", "mq-deadline", "bfq" };
+        char label[64];
+        size_t i;
+
+        for (i = 0; i < sizeof(scheds) / sizeof(scheds[0]); i++) {
+                snprintf(label, sizeof(label), "scheduler:%s", scheds[i]);
+                same_value(disk, label, "scheduler", scheds[i]);
+        }
+        /* wbt is on by default with mq-deadline (bfq turns it off). */
+        if (qwrite(disk, "scheduler", "mq-deadline") < 0)
+                check(false, "setup", "switch to mq-deadline failed");
+        same_current(disk, "wbt_lat_usec", "wbt_lat_usec");
+        same_current(disk, "nr_requests", "nr_requests");
+        same_current(disk, "read_ahead_kb", "read_ahead_kb");
+        same_current(disk, "max_sectors_kb", "max_sectors_kb");
+}
+
+static void expect_sched(const char *disk, const char *want)
+{
+        char cur[64] = "";
+        int r;
+
+        r = qwrite(disk, "scheduler", want);
+        if (r == 0)
+                r = current_sched(disk, cur, sizeof(cur));
+        check(r == 0 && !strcmp(cur, want), "switch", "%s: wrote %s, reads [%s]%s%s", disk,
+              want, cur, r ? " error " : "", r ? strerror(-r) : "");
+}
+
+static void expect_value(const char *disk, const char *attr, const char *val)
+{
+        char cur[64] = "";
+        int r;
+
+        r = qwrite(disk, attr, val);
+        if (r == 0)
+                r = qread(disk, attr, cur, sizeof(cur));
+        check(r == 0 && !strcmp(cur, val), "readback", "%s %s: wrote %s, reads %s%s%s", disk,
+              attr, val, cur, r ? " error " : "", r ? strerror(-r) : "");
+}
+
+static void test_changes(const char *disk)
+{
+        static const char *const cycle[] = {
+                "mq-deadline", "kyber", "bfq", "none", "bfq", "mq-deadline", "none",
+                "kyber", "mq-deadline",
+        };
+        char ra[32], depth[32], nr[32], ms[32];
+        size_t i;
+        int r;
+
+        for (i = 0; i < sizeof(cycle) / sizeof(cycle[0]); i++)
+                expect_sched(disk, cycle[i]);
+        /* Not "nonexistent": every name starting with "none" means none. */
+        r = qwrite(disk, "scheduler", "bogus");
+        check(r == -EINVAL, "unknown-scheduler", "write of an unknown name: %s",
+              r ? strerror(-r) : "accepted");
+
+        expect_value(disk, "wbt_lat_usec", "3000");
+        expect_value(disk, "wbt_lat_usec", "0");
+        expect_value(disk, "wbt_lat_usec", "2000");
+        expect_value(disk, "nr_requests", "32");
+        expect_value(disk, "nr_requests", "64");
+        expect_value(disk, "read_ahead_kb", "64");
+        expect_value(disk, "read_ahead_kb", "128");
+        r = qread(disk, "max_sectors_kb", ms, sizeof(ms));
+        expect_value(disk, "max_sectors_kb", "64");
+        if (r == 0)
+                expect_value(disk, "max_sectors_kb", ms);
+
+        /* A "none" rewrite must not reset a lowered nr_requests. */
+        expect_sched(disk, "none");
+        r = qread(disk, "nr_requests", depth, sizeof(depth));
+        expect_value(disk, "nr_requests", "16");
+        r = r ? r : qwrite(disk, "scheduler", "none");
+        r = r ? r : qread(disk, "nr_requests", nr, sizeof(nr));
+        check(r == 0 && !strcmp(nr, "16"), "none-keeps-nr_requests",
+              "nr_requests 16, after writing none again: %s (queue depth %s)", nr, depth);
+        expect_value(disk, "nr_requests", depth);
+
+        /*
+         * Informational: an unchanged max_sectors_kb write used to commit the
+         * limits, which raises a lowered read-ahead back to the default.
+         */
+        r = qread(disk, "max_sectors_kb", ms, sizeof(ms));
+        r = r ? r : qwrite(disk, "read_ahead_kb", "16");
+        r = r ? r : qwrite(disk, "max_sectors_kb", ms);
+        r = r ? r : qread(disk, "read_ahead_kb", ra, sizeof(ra));
+        printf("KT info read_ahead_kb-after-same-max_sectors_kb %s\n", r ? "error" : ra);
+        qwrite(disk, "read_ahead_kb", "128");
+        expect_sched(disk, "mq-deadline");
+}
+
+static void test_add(void)
+{
+        uint64_t t[ADD_DISKS];
+        char name[32], disk[32], cur[64];
+        int i, r, sched_ok = 0, n = 0;
+
+        for (i = 0; i < ADD_DISKS; i++) {
+                snprintf(name, sizeof(name), "add%d", i);
+                r = nullb_create(name, false, disk, sizeof(disk), &t[n]);
+                if (r < 0) {
+                        check(false, "add", "creating %s failed: %s", name, strerror(-r));
+                        break;
+                }
+                n++;
+                if (current_sched(disk, cur, sizeof(cur)) == 0 && !strcmp(cur, "mq-deadline"))
+                        sched_ok++;
+        }
+        for (i = 0; i < n; i++) {
+                snprintf(name, sizeof(name), "add%d", i);
+                nullb_remove(name);
+        }
+        if (!n)
+                return;
+        qsort(t, n, sizeof(t[0]), cmp_u64);
+        printf("KT add %d %llu %llu %llu %d\n", n, (unsigned long long)pct(t, n, 50),
+               (unsigned long long)pct(t, n, 99), (unsigned long long)t[n - 1], sched_ok);
+        check(sched_ok == n, "add-default-elevator", "%d of %d added disks got mq-deadline",
+              sched_ok, n);
+}
+
+struct stress_stats {
+        unsigned long changes, same, ebusy, errors;
+        uint64_t slowest;
+};
+
+static void timed_write(const char *disk, const char *attr, const char *val, bool change,
+                        struct stress_stats *st)
+{
+        uint64_t t0 = now_us(), dt;
+        int r;
+
+        r = qwrite(disk, attr, val);
+        dt = now_us() - t0;
+        if (dt > st->slowest)
+                st->slowest = dt;
+        if (r == -EBUSY)
+                st->ebusy++;
+        else if (r < 0) {
+                st->errors++;
+                printf("KT stress-error %s %s %s: %s\n", disk, attr, val, strerror(-r));
+        } else if (change)
+                st->changes++;
+        else
+                st->same++;
+}
+
+/* Switch schedulers and other attributes until @end; @same: rewrite current values. */
+static void stress_worker(char *const *disks, int ndisks, uint64_t end, bool same, int fd)
+{
+        static const char *const scheds[] = { "mq-deadline", "kyber", "bfq", "none" };
+        static const char *const lats[] = { "2000", "3000", "0", "-1" };
+        static const char *const nrs[] = { "64", "32", "48" };
+        struct stress_stats st = { 0 };
+        char cur[64];
+        unsigned long i = 0;
+        int d;
+
+        while (now_us() < end) {
+                for (d = 0; d < ndisks; d++) {
+                        const char *disk = disks[d];
+
+                        if (same) {
+                                if (current_sched(disk, cur, sizeof(cur)) == 0)
+                                        timed_write(disk, "scheduler", cur, false, &st);
+                                if (qread(disk, "wbt_lat_usec", cur, sizeof(cur)) == 0)
+                                        timed_write(disk, "wbt_lat_usec", cur, false, &st);
+                                if (qread(disk, "max_sectors_kb", cur, sizeof(cur)) == 0)
+                                        timed_write(disk, "max_sectors_kb", cur, false, &st);
+                        } else {
+                                timed_write(disk, "scheduler", scheds[(i + d) % 4], true, &st);
+                                timed_write(disk, "wbt_lat_usec", lats[i % 4], true, &st);
+                                timed_write(disk, "nr_requests", nrs[i % 3], true, &st);
+                                timed_write(disk, "max_sectors_kb", i % 2 ? "64" : "128",
+                                            true, &st);
+                        }
+                }
+                i++;
+        }
+        if (write(fd, &st, sizeof(st)) != sizeof(st))
+                _exit(2);
+        _exit(0);
+}
+
+static void test_stress(char *const *disks, int ndisks, int seconds)
+{
+        struct stress_stats total = { 0 }, st;
+        uint64_t end = now_us() + (uint64_t)seconds * 1000000;
+        int pfd[2], i, status, ok = 1;
+        pid_t pid[2];
+
+        if (pipe(pfd) < 0) {
+                check(false, "stress", "pipe: %s", strerror(errno));
+                return;
+        }
+        for (i = 0; i < 2; i++) {
+                pid[i] = fork();
+                if (pid[i] == 0) {
+                        close(pfd[0]);
+                        stress_worker(disks, ndisks, end, i == 1, pfd[1]);
+                }
+        }
+        close(pfd[1]);
+        /* The workers stop at @end; give blocked writes 60 s more before calling it a hang. */
+        alarm(seconds + 60);
+        for (i = 0; i < 2; i++) {
+                if (read(pfd[0], &st, sizeof(st)) != sizeof(st)) {
+                        ok = 0;
+                        continue;
+                }
+                total.changes += st.changes;
+                total.same += st.same;
+                total.ebusy += st.ebusy;
+                total.errors += st.errors;
+                if (st.slowest > total.slowest)
+                        total.slowest = st.slowest;
+        }
+        for (i = 0; i < 2; i++)
+                if (waitpid(pid[i], &status, 0) < 0 || !WIFEXITED(status) ||
+                    WEXITSTATUS(status))
+                        ok = 0;
+        alarm(0);
+        close(pfd[0]);
+        printf("KT stress %d %lu %lu %lu %lu %llu\n", seconds, total.changes, total.same,
+               total.ebusy, total.errors, (unsigned long long)total.slowest);
+        check(ok && total.errors == 0 && total.changes > 0 && total.same > 0 &&
+              total.slowest < SLOW_WRITE_US, "stress",
+              "%lu changing and %lu same-value writes, %lu EBUSY, %lu errors, slowest %llu us",
+              total.changes, total.same, total.ebusy, total.errors,
+              (unsigned long long)total.slowest);
+}
+
+/* 4k O_DIRECT reads at QD1 for @seconds: unplugged scheduler inserts. */
+static void test_iops(const char *disk, const char *sched, int seconds)
+{
+        char path[64];
+        uint64_t end, n = 0;
+        void *buf;
+        off_t off = 0;
+        int fd;
+
+        if (qwrite(disk, "scheduler", sched) < 0 || posix_memalign(&buf, 4096, 4096))
+                return;
+        snprintf(path, sizeof(path), "/dev/%s", disk);
+        fd = open(path, O_RDONLY | O_DIRECT | O_CLOEXEC);
+        if (fd < 0) {
+                check(false, "iops", "open %s: %s", path, strerror(errno));
+                free(buf);
+                return;
+        }
+        end = now_us() + (uint64_t)seconds * 1000000;
+        while (now_us() < end) {
+                if (pread(fd, buf, 4096, off) != 4096) {
+                        check(false, "iops", "pread: %s", strerror(errno));
+                        break;
+                }
+                off = (off + 4096 * 7) % (64 << 20);
+                n++;
+        }
+        close(fd);
+        free(buf);
+        printf("KT iops %s %llu\n", sched, (unsigned long long)(n / seconds));
+}
+
+static void on_alarm(int sig)
+{
+        (void)sig;
+        printf("KT check hang FAIL a stress worker did not finish in time\n");
+        fflush(stdout);
+        _exit(1);
+}
+
+static int usage(void)
+{
+        fprintf(stderr, "usage: ktest setup | measure DISK0 DISK1 | stress SECONDS DISK0 DISK1\n");
+        return 2;
+}
+
+int main(int argc, char **argv)
+{
+        char d0[32], d1[32];
+
+        setvbuf(stdout, NULL, _IOLBF, 0);
+        signal(SIGALRM, on_alarm);
+
+        if (argc == 2 && !strcmp(argv[1], "setup")) {
+                /* Two memory-backed single-queue disks for the tests and for dd. */
+                if (nullb_create("t0", true, d0, sizeof(d0), NULL) < 0 ||
+                    nullb_create("t1", true, d1, sizeof(d1), NULL) < 0) {
+                        fprintf(stderr, "cannot create null_blk disks\n");
+                        return 1;
+                }
+                printf("%s %s\n", d0, d1);
+                return 0;
+        }
+        if (argc == 4 && !strcmp(argv[1], "measure")) {
+                test_same(argv[2]);
+                test_changes(argv[2]);
+                test_add();
+                test_iops(argv[3], "mq-deadline", 3);
+                test_iops(argv[3], "none", 3);
+        } else if (argc == 5 && !strcmp(argv[1], "stress")) {
+                char *disks[2] = { argv[3], argv[4] };
+                char *end;
+                long seconds = strtol(argv[2], &end, 10);
+
+                if (*end || seconds < 1 || seconds > 600)
+                        return usage();
+                test_stress(disks, 2, (int)seconds);
+        } else {
+                return usage();
+        }
+        printf("KT result %s %d\n", argv[1], failures);
+        return failures ? 1 : 0;
+}

@@ -1,0 +1,212 @@
+#!/usr/bin/env python3
+"""Turn the two guest logs of kernel-patches/verify into the before/after table.
+
+usage: report.py BASE.log PATCHED.log SOURCE-DEB STRESS-SECONDS
+       report.py --prefixes BASE.log PREFIX-1.log ... PATCHED.log
+
+Prints Markdown and exits non-zero if a required result is missing or a
+check fails.  Every figure comes from the logs; nothing is filled in here.
+"""
+import sys
+
+# Same-value writes that the series must make (almost) free: patched median
+# below 2% of the unpatched median measured in the same run.
+MUST_BE_FREE = ["scheduler:none", "scheduler:mq-deadline", "scheduler:bfq",
+                "wbt_lat_usec", "max_sectors_kb"]
+SAME_ORDER = MUST_BE_FREE[:4] + ["nr_requests", "read_ahead_kb", "max_sectors_kb"]
+# Checks that fail on the unpatched kernel because of the bugs fixed here.
+KNOWN_BASE_FAILURES = {"none-keeps-nr_requests"}
+ADD_P50_MAX_RATIO = 0.75
+
+
+def parse(path):
+    r = {"same": {}, "add": None, "checks": [], "stress": None, "iops": {},
+         "info": {}, "kernel": "?", "dmesg": [], "end": False}
+    with open(path, errors="replace") as f:
+        for line in f:
+            line = line.rstrip("\n")
+            i = line.find("KT ")
+            if i < 0:
+                continue
+            w = line[i + 3:].split()
+            if not w:
+                continue
+            if w[0] == "same" and len(w) >= 6:
+                owc = float(w[6]) if len(w) >= 7 else None
+                r["same"][w[1]] = (float(w[2]), int(w[3]), int(w[4]), int(w[5]), owc)
+            elif w[0] == "add" and len(w) >= 6:
+                r["add"] = tuple(int(x) for x in w[1:6])
+            elif w[0] == "check" and len(w) >= 3:
+                r["checks"].append((w[1], w[2], " ".join(w[3:])))
+            elif w[0] == "stress" and len(w) >= 7:
+                r["stress"] = tuple(int(x) for x in w[1:7])
+            elif w[0] == "iops" and len(w) >= 3:
+                r["iops"][w[1]] = int(w[2])
+            elif w[0] == "info" and len(w) >= 3:
+                r["info"][w[1]] = w[2]
+            elif w[0] == "kernel" and len(w) >= 2:
+                r["kernel"] = w[1]
+            elif w[0] == "dmesg":
+                r["dmesg"].append(" ".join(w[1:]))
+            elif w[0] == "end":
+                r["end"] = True
+    return r
+
+
+def ms(us):
+    return f"{us / 1000:.3f}"
+
+
+def prefixes(paths):
+    """One column per kernel: unpatched, each prefix of the series, all patches."""
+    runs = [parse(p) for p in paths]
+    cols = ["unpatched"] + [f"+{i}" for i in range(1, len(runs) - 1)] + ["all"]
+    print("Same-value write() medians (ms) and disk-add times (ms) per prefix of "
+          "the series (+N = patches 1..N applied):\n")
+    print("| | " + " | ".join(cols) + " |")
+    print("|---|" + "---:|" * len(cols))
+    for a in SAME_ORDER:
+        cells = [ms(r["same"][a][0]) if a in r["same"] else "-" for r in runs]
+        print(f"| {a} | " + " | ".join(cells) + " |")
+    for label, idx in (("disk add p50", 1), ("disk add p99", 2)):
+        cells = [ms(r["add"][idx]) if r["add"] else "-" for r in runs]
+        print(f"| {label} | " + " | ".join(cells) + " |")
+    for s in ("mq-deadline", "none"):
+        cells = [str(r["iops"].get(s, "-")) for r in runs]
+        print(f"| QD1 IOPS {s} | " + " | ".join(cells) + " |")
+    cells = [r["info"].get("read_ahead_kb-after-same-max_sectors_kb", "-") for r in runs]
+    print("| read_ahead_kb after same max_sectors_kb | " + " | ".join(cells) + " |")
+    cells = []
+    for r in runs:
+        fails = [c[0] for c in r["checks"] if c[1] == "FAIL"]
+        cells.append("pass" if r["end"] and not fails else ("FAIL " + ",".join(fails)))
+    print("| checks | " + " | ".join(cells) + " |")
+    return 0
+
+
+def main():
+    if len(sys.argv) > 2 and sys.argv[1] == "--prefixes":
+        return prefixes(sys.argv[2:])
+    if len(sys.argv) != 5:
+        print(__doc__, file=sys.stderr)
+        return 2
+    base, patched = parse(sys.argv[1]), parse(sys.argv[2])
+    deb, seconds = sys.argv[3], sys.argv[4]
+    problems = []
+
+    print(f"Source: {deb}; kernels: unpatched `{base['kernel']}`, patched "
+          f"`{patched['kernel']}`; QEMU TCG, 2 vCPUs, lockdep on.\n")
+    print("Same-value writes: 1 untimed write, then 20 timed ones; the write() call "
+          "alone (where the store method runs), and open+write+close for reference; ms:\n")
+    print("| attribute | unpatched write() median | patched write() median | patched/unpatched "
+          "| unpatched min-max | patched min-max | open+write+close unpatched / patched |")
+    print("|---|---:|---:|---:|---:|---:|---:|")
+    for a in SAME_ORDER:
+        b, p = base["same"].get(a), patched["same"].get(a)
+        if not b or not p:
+            problems.append(f"no same-value result for {a}")
+            print(f"| {a} | {ms(b[0]) if b else 'missing'} | "
+                  f"{ms(p[0]) if p else 'missing'} | | | | |")
+            continue
+        ratio = p[0] / b[0] if b[0] else float("inf")
+        owc = (f"{ms(b[4])} / {ms(p[4])}" if b[4] is not None and p[4] is not None else "-")
+        print(f"| {a} | {ms(b[0])} | {ms(p[0])} | {ratio * 100:.1f}% | "
+              f"{ms(b[1])}-{ms(b[2])} | {ms(p[1])}-{ms(p[2])} | {owc} |")
+        if a in MUST_BE_FREE and not ratio < 0.02:
+            problems.append(f"{a}: patched median is {ratio * 100:.1f}% of unpatched "
+                            "(must be < 2%)")
+
+    print("\nAdding null_blk disks through configfs (1 hardware queue, so the "
+          "default elevator mq-deadline is set; time of the `power` write; ms):\n")
+    print("| kernel | disks | p50 | p99 | max | got mq-deadline |")
+    print("|---|---:|---:|---:|---:|---:|")
+    for name, r in (("unpatched", base), ("patched", patched)):
+        a = r["add"]
+        if not a:
+            problems.append(f"{name}: no disk-add result")
+            print(f"| {name} | missing | | | | |")
+            continue
+        print(f"| {name} | {a[0]} | {ms(a[1])} | {ms(a[2])} | {ms(a[3])} | {a[4]} |")
+    if base["add"] and patched["add"]:
+        ratio = patched["add"][1] / base["add"][1]
+        print(f"\npatched p50 / unpatched p50 = {ratio * 100:.1f}%")
+        if not ratio < ADD_P50_MAX_RATIO:
+            problems.append(f"disk add p50 ratio {ratio * 100:.1f}% is not clearly lower "
+                            f"(must be < {ADD_P50_MAX_RATIO * 100:.0f}%)")
+
+    print("\n4k O_DIRECT reads at queue depth 1, one null_blk disk with one "
+          "hardware queue, 3 s (informational, TCG timing):\n")
+    print("| scheduler | unpatched IOPS | patched IOPS |")
+    print("|---|---:|---:|")
+    for s in ("mq-deadline", "none"):
+        print(f"| {s} | {base['iops'].get(s, 'missing')} | {patched['iops'].get(s, 'missing')} |")
+
+    ra_b = base["info"].get("read_ahead_kb-after-same-max_sectors_kb", "?")
+    ra_p = patched["info"].get("read_ahead_kb-after-same-max_sectors_kb", "?")
+    print(f"\nread_ahead_kb set to 16, then max_sectors_kb rewritten unchanged: "
+          f"read_ahead_kb reads {ra_b} (unpatched), {ra_p} (patched).")
+
+    print(f"\nScheduler, wbt_lat_usec, nr_requests and max_sectors_kb switching "
+          f"on two disks for {seconds} s while dd runs on both, with a second "
+          "process rewriting current values:\n")
+    print("| kernel | changing writes | same-value writes | EBUSY | errors | slowest write (ms) |")
+    print("|---|---:|---:|---:|---:|---:|")
+    for name, r in (("unpatched", base), ("patched", patched)):
+        s = r["stress"]
+        if s:
+            print(f"| {name} | {s[1]} | {s[2]} | {s[3]} | {s[4]} | {ms(s[5])} |")
+        else:
+            print(f"| {name} | missing | | | | |")
+            problems.append(f"{name}: no stress result")
+
+    print("\nChecks (changing writes, read-back, lockdep, kernel log):\n")
+    print("| check | unpatched | patched |")
+    print("|---|---|---|")
+    names = []
+    for r in (base, patched):
+        for c in r["checks"]:
+            if c[0] not in names:
+                names.append(c[0])
+
+    def summary(r, n):
+        res = [c[1] for c in r["checks"] if c[0] == n]
+        if not res:
+            return "not run"
+        fails = res.count("FAIL")
+        return f"{len(res) - fails}/{len(res)} pass" if fails else f"pass ({len(res)})"
+
+    for n in names:
+        print(f"| {n} | {summary(base, n)} | {summary(patched, n)} |")
+
+    for name, r in (("unpatched", base), ("patched", patched)):
+        if not r["end"]:
+            problems.append(f"{name}: the guest did not finish")
+        for c in r["checks"]:
+            if c[1] != "FAIL":
+                continue
+            detail = f"{name}: check {c[0]} failed: {c[2]}"
+            if name == "unpatched" and c[0] in KNOWN_BASE_FAILURES:
+                print(f"\nExpected on the unpatched kernel: {c[0]}: {c[2]}")
+            elif name == "unpatched":
+                print(f"\nUnpatched kernel (upstream behaviour, not counted): {detail}")
+            else:
+                problems.append(detail)
+        for d in r["dmesg"][:40]:
+            print(f"    {name} dmesg: {d}")
+    for name, r in (("unpatched", base), ("patched", patched)):
+        if not r["checks"]:
+            problems.append(f"{name}: no checks ran")
+    if not any(c[0] == "dmesg" and c[1] == "PASS" for c in patched["checks"]):
+        problems.append("patched: kernel log check did not pass")
+
+    print()
+    if problems:
+        for p in problems:
+            print(f"FAIL: {p}")
+        return 1
+    print("All required results present; every patched-kernel check passed.")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
