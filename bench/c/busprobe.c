@@ -1,0 +1,192 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/*
+ * busprobe: measure ioschedd from a D-Bus client, over one connection (a busctl per call would
+ * measure busctl's exec instead). The bus is the system bus, or $DBUS_SYSTEM_BUS_ADDRESS.
+ *
+ *   busprobe reads PERIOD_MS OUTFILE
+ *       Until SIGTERM/SIGINT: every PERIOD_MS read the Manager's WritesDone property; append
+ *       each call's latency in microseconds to OUTFILE ("-1" for a failed call).
+ *   busprobe wait-applied SINCE_US TIMEOUT_S DISK...
+ *       Poll (every 5 ms) until every DISK's LastApplied (CLOCK_REALTIME µs) is >= SINCE_US;
+ *       print the latest of them minus SINCE_US, in ms. Exit 2 on timeout.
+ *   busprobe apply DISK [COUNT PERIOD_MS]
+ *       Call Manager.Apply(DISK) COUNT times (default 1), PERIOD_MS apart; print the count.
+ *   busprobe now
+ *       Print CLOCK_REALTIME in µs (the clock of LastApplied).
+ */
+#include <errno.h>
+#include <signal.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <systemd/sd-bus.h>
+#include <time.h>
+#include <unistd.h>
+
+#define BUS_NAME "org.iosched1"
+#define DISK_IFACE "org.iosched1.Disk"
+
+static volatile sig_atomic_t stop;
+
+static void on_signal(int sig) {
+        stop = 1;
+}
+
+static uint64_t now_us(clockid_t clock) {
+        struct timespec ts;
+
+        clock_gettime(clock, &ts);
+        return (uint64_t) ts.tv_sec * 1000000 + ts.tv_nsec / 1000;
+}
+
+static void sleep_ms(long ms) {
+        struct timespec ts = { .tv_sec = ms / 1000, .tv_nsec = (ms % 1000) * 1000000L };
+
+        nanosleep(&ts, NULL);
+}
+
+static int open_bus(sd_bus **ret) {
+        int r = sd_bus_open_system(ret);
+
+        if (r < 0)
+                fprintf(stderr, "busprobe: cannot connect to the system bus: %s\n", strerror(-r));
+        return r;
+}
+
+/* Loop device names need no escaping in object paths; anything else is refused. */
+static int disk_path(const char *disk, char *buf, size_t size) {
+        if (!*disk || strspn(disk, "abcdefghijklmnopqrstuvwxyz0123456789") != strlen(disk))
+                return -EINVAL;
+        snprintf(buf, size, "/org/iosched1/disk/%s", disk);
+        return 0;
+}
+
+static int do_reads(long period_ms, const char *outfile) {
+        sd_bus *bus = NULL;
+        FILE *out;
+        int r;
+
+        if (open_bus(&bus) < 0)
+                return 1;
+        out = fopen(outfile, "ae");
+        if (!out)
+                return 1;
+        signal(SIGTERM, on_signal);
+        signal(SIGINT, on_signal);
+        while (!stop) {
+                sd_bus_error error = SD_BUS_ERROR_NULL;
+                uint64_t t0 = now_us(CLOCK_MONOTONIC), value;
+
+                r = sd_bus_get_property_trivial(bus, BUS_NAME, "/org/iosched1", "org.iosched1.Manager",
+                                                "WritesDone", &error, 't', &value);
+                fprintf(out, "%lld\n", r < 0 ? -1LL : (long long) (now_us(CLOCK_MONOTONIC) - t0));
+                if (r < 0)
+                        fprintf(stderr, "busprobe: reading WritesDone: %s\n", error.message ?: strerror(-r));
+                sd_bus_error_free(&error);
+                if (period_ms > 0)
+                        sleep_ms(period_ms);
+        }
+        fclose(out);
+        sd_bus_unref(bus);
+        return 0;
+}
+
+static int do_wait_applied(uint64_t since, long timeout_s, char **disks, int n) {
+        uint64_t deadline = now_us(CLOCK_MONOTONIC) + (uint64_t) timeout_s * 1000000, latest = 0;
+        bool *done = calloc(n, sizeof *done);
+        sd_bus *bus = NULL;
+        int left = n, r;
+
+        if (!done || open_bus(&bus) < 0)
+                return 1;
+        while (left > 0 && now_us(CLOCK_MONOTONIC) < deadline) {
+                for (int i = 0; i < n; i++) {
+                        sd_bus_error error = SD_BUS_ERROR_NULL;
+                        sd_bus_message *reply = NULL;
+                        char path[256];
+                        uint64_t t;
+
+                        if (done[i])
+                                continue;
+                        if (disk_path(disks[i], path, sizeof path) < 0)
+                                return 1;
+                        r = sd_bus_get_property(bus, BUS_NAME, path, DISK_IFACE, "LastApplied", &error,
+                                                &reply, "t");
+                        if (r >= 0 && sd_bus_message_read(reply, "t", &t) >= 0 && t >= since) {
+                                done[i] = true;
+                                left--;
+                                if (t > latest)
+                                        latest = t;
+                        }
+                        sd_bus_message_unref(reply);
+                        sd_bus_error_free(&error);
+                }
+                if (left > 0)
+                        sleep_ms(5);
+        }
+        if (left > 0) {
+                fprintf(stderr, "busprobe: %d disks not applied since %llu\n", left, (unsigned long long) since);
+                return 2;
+        }
+        printf("%.1f\n", (latest - since) / 1000.0);
+        free(done);
+        sd_bus_unref(bus);
+        return 0;
+}
+
+static int do_apply(const char *disk, long count, long period_ms) {
+        sd_bus *bus = NULL;
+        long n = 0;
+        int r;
+
+        if (open_bus(&bus) < 0)
+                return 1;
+        signal(SIGTERM, on_signal);
+        for (; n < count && !stop; n++) {
+                sd_bus_error error = SD_BUS_ERROR_NULL;
+
+                r = sd_bus_call_method(bus, BUS_NAME, "/org/iosched1", "org.iosched1.Manager", "Apply",
+                                       &error, NULL, "s", disk);
+                if (r < 0) {
+                        fprintf(stderr, "busprobe: Apply(%s): %s\n", disk, error.message ?: strerror(-r));
+                        sd_bus_error_free(&error);
+                        return 1;
+                }
+                if (period_ms > 0 && n + 1 < count)
+                        sleep_ms(period_ms);
+        }
+        printf("%ld\n", n);
+        sd_bus_unref(bus);
+        return 0;
+}
+
+static long num(const char *s, long max) {
+        char *end;
+        long v;
+
+        errno = 0;
+        v = strtol(s, &end, 10);
+        if (errno || end == s || *end || v < 0 || v > max) {
+                fprintf(stderr, "busprobe: invalid number \"%s\"\n", s);
+                exit(64);
+        }
+        return v;
+}
+
+int main(int argc, char *argv[]) {
+        if (argc == 4 && strcmp(argv[1], "reads") == 0)
+                return do_reads(num(argv[2], 60000), argv[3]);
+        if (argc >= 5 && strcmp(argv[1], "wait-applied") == 0)
+                return do_wait_applied(strtoull(argv[2], NULL, 10), num(argv[3], 3600), argv + 4, argc - 4);
+        if ((argc == 3 || argc == 5) && strcmp(argv[1], "apply") == 0)
+                return do_apply(argv[2], argc == 5 ? num(argv[3], 100000000) : 1,
+                                argc == 5 ? num(argv[4], 60000) : 0);
+        if (argc == 2 && strcmp(argv[1], "now") == 0) {
+                printf("%llu\n", (unsigned long long) now_us(CLOCK_REALTIME));
+                return 0;
+        }
+        fprintf(stderr, "usage: busprobe reads PERIOD_MS OUTFILE | wait-applied SINCE_US TIMEOUT_S "
+                        "DISK... | apply DISK [COUNT PERIOD_MS] | now\n");
+        return 64;
+}

@@ -1,0 +1,359 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/*
+ * loopctl: create and remove the benchmarks' own loop devices, and time hotplug storms.
+ *
+ *   loopctl add RECORD DIR COUNT SIZE_MB
+ *       Create COUNT new loop devices (LOOP_CTL_ADD at indexes that do not exist yet, from
+ *       BENCH_LOOP_FIRST, default 4000), each backed by a new sparse file DIR/loopN.img.
+ *       Each name is appended to RECORD before it is configured, so that a cleanup trap finds
+ *       it even if we die half-way. Prints the names, one per line.
+ *   loopctl storm RECORD DIR COUNT SIZE_MB [--events N] [--attr ATTR=VALUE] [--timeout S]
+ *       The same, as fast as possible, then wait until udev has processed N events per new
+ *       disk (a udev monitor opened before the first add) and/or every new disk's
+ *       queue/ATTR reads VALUE (scheduler: the bracketed one). Prints
+ *       "created_ms=... events_ms=... policy_ms=..." measured from just before the first add.
+ *   loopctl del DIR NAME...
+ *       Detach and remove loop devices, but only those whose backing file is in DIR (ours);
+ *       an unbound device that we created is removed as well.
+ *
+ * Only devices whose backing file lies in DIR are ever detached, so a device that someone
+ * else's LOOP_CTL_GET_FREE grabbed in the instant between our add and configure is left alone.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <libudev.h>
+#include <linux/loop.h>
+#include <poll.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/ioctl.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+#define MAX_DEVS 4096
+
+static double now_ms(void) {
+        struct timespec ts;
+
+        clock_gettime(CLOCK_MONOTONIC, &ts);
+        return ts.tv_sec * 1e3 + ts.tv_nsec / 1e6;
+}
+
+static void sleep_ms(int ms) {
+        struct timespec ts = { .tv_sec = ms / 1000, .tv_nsec = (ms % 1000) * 1000000L };
+
+        nanosleep(&ts, NULL);
+}
+
+static int read_small(const char *path, char *buf, size_t size) {
+        int fd = open(path, O_RDONLY | O_CLOEXEC);
+        ssize_t n;
+
+        if (fd < 0)
+                return -errno;
+        n = read(fd, buf, size - 1);
+        close(fd);
+        if (n < 0)
+                return -errno;
+        buf[n] = 0;
+        buf[strcspn(buf, "\n")] = 0;
+        return 0;
+}
+
+/* Create one loop device at a free index >= *next, back it with a new file, configure it. */
+static int loop_add_one(int ctl, FILE *record, const char *dir, long long size_mb, int *next,
+                        char *ret_name, size_t name_size) {
+        char img[4096], dev[64];
+        struct loop_config cfg = {};
+        int idx, fd, lfd = -1, r;
+
+        for (idx = *next;; idx++) {
+                if (idx >= (1 << 20))
+                        return -ENOSPC;
+                if (ioctl(ctl, LOOP_CTL_ADD, idx) >= 0)
+                        break;
+                if (errno != EEXIST)
+                        return -errno;
+        }
+        *next = idx + 1;
+        snprintf(ret_name, name_size, "loop%d", idx);
+        fprintf(record, "%s\n", ret_name);
+        fflush(record);
+
+        snprintf(img, sizeof img, "%s/%s.img", dir, ret_name);
+        fd = open(img, O_RDWR | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
+        if (fd < 0)
+                return -errno;
+        if (ftruncate(fd, size_mb << 20) < 0) {
+                r = -errno;
+                close(fd);
+                return r;
+        }
+        snprintf(dev, sizeof dev, "/dev/%s", ret_name);
+        for (int i = 0; i < 200 && lfd < 0; i++) {
+                lfd = open(dev, O_RDWR | O_CLOEXEC);
+                if (lfd < 0 && errno != ENOENT) {
+                        r = -errno;
+                        close(fd);
+                        return r;
+                }
+                if (lfd < 0)
+                        sleep_ms(5);
+        }
+        if (lfd < 0) {
+                close(fd);
+                return -ENOENT;
+        }
+        cfg.fd = fd;
+        /* Informational only (losetup shows it); the kernel keeps the path of the fd. */
+        snprintf((char *) cfg.info.lo_file_name, LO_NAME_SIZE, "%.*s", LO_NAME_SIZE - 1, img);
+        r = ioctl(lfd, LOOP_CONFIGURE, &cfg) < 0 ? -errno : 0;
+        close(lfd);
+        close(fd);
+        return r;
+}
+
+static int parse_count(const char *s, long long max, long long *ret) {
+        char *end;
+        long long v;
+
+        errno = 0;
+        v = strtoll(s, &end, 10);
+        if (errno || end == s || *end || v < 0 || v > max)
+                return -EINVAL;
+        *ret = v;
+        return 0;
+}
+
+static int create_many(const char *record_path, const char *dir, long long count, long long size_mb,
+                       char (*names)[32], bool print) {
+        const char *first = getenv("BENCH_LOOP_FIRST");
+        int next = 4000, ctl, r = 0;
+        long long v;
+        FILE *record;
+
+        if (first && parse_count(first, 1 << 19, &v) == 0)
+                next = (int) v;
+        record = fopen(record_path, "ae");
+        if (!record) {
+                fprintf(stderr, "loopctl: %s: %m\n", record_path);
+                return -errno;
+        }
+        ctl = open("/dev/loop-control", O_RDWR | O_CLOEXEC);
+        if (ctl < 0) {
+                r = -errno;
+                fprintf(stderr, "loopctl: /dev/loop-control: %m\n");
+                fclose(record);
+                return r;
+        }
+        for (long long i = 0; i < count; i++) {
+                r = loop_add_one(ctl, record, dir, size_mb, &next, names[i], sizeof names[i]);
+                if (r < 0) {
+                        fprintf(stderr, "loopctl: creating loop device %lld: %s\n", i, strerror(-r));
+                        break;
+                }
+                if (print) {
+                        puts(names[i]);
+                        fflush(stdout);
+                }
+        }
+        close(ctl);
+        fclose(record);
+        return r;
+}
+
+static bool attr_matches(const char *name, const char *attr, const char *value) {
+        char path[512], buf[512], *p, *q;
+
+        snprintf(path, sizeof path, "/sys/block/%.32s/queue/%.200s", name, attr);
+        if (read_small(path, buf, sizeof buf) < 0)
+                return false;
+        if (strcmp(attr, "scheduler") == 0) {
+                p = strchr(buf, '[');
+                q = p ? strchr(p, ']') : NULL;
+                if (!p || !q)
+                        return strcmp(buf, value) == 0;
+                *q = 0;
+                return strcmp(p + 1, value) == 0;
+        }
+        return strcmp(buf, value) == 0;
+}
+
+static int find_name(char (*names)[32], long long count, const char *name) {
+        for (long long i = 0; i < count; i++)
+                if (strcmp(names[i], name) == 0)
+                        return (int) i;
+        return -1;
+}
+
+static int do_storm(int argc, char *argv[]) {
+        const char *attr = NULL, *value = NULL;
+        long long count, size_mb, events = 0, timeout_s = 120;
+        static char names[MAX_DEVS][32];
+        static int seen[MAX_DEVS];
+        static bool at_policy[MAX_DEVS];
+        struct udev *udev = NULL;
+        struct udev_monitor *mon = NULL;
+        double t0, t_created, t_events = -1, t_policy = -1, deadline;
+        long long events_left, policy_left;
+        char attrbuf[256];
+        int r;
+
+        if (argc < 6 || parse_count(argv[4], MAX_DEVS, &count) < 0 ||
+            parse_count(argv[5], 1 << 20, &size_mb) < 0) {
+                fprintf(stderr, "loopctl storm: usage: RECORD DIR COUNT SIZE_MB [--events N] "
+                                "[--attr ATTR=VALUE] [--timeout S]\n");
+                return 64;
+        }
+        for (int i = 6; i < argc; i++) {
+                if (strcmp(argv[i], "--events") == 0 && i + 1 < argc) {
+                        if (parse_count(argv[++i], 16, &events) < 0)
+                                return 64;
+                } else if (strcmp(argv[i], "--timeout") == 0 && i + 1 < argc) {
+                        if (parse_count(argv[++i], 3600, &timeout_s) < 0)
+                                return 64;
+                } else if (strcmp(argv[i], "--attr") == 0 && i + 1 < argc) {
+                        snprintf(attrbuf, sizeof attrbuf, "%s", argv[++i]);
+                        value = strchr(attrbuf, '=');
+                        if (!value || strchr(attrbuf, '/') || strstr(attrbuf, ".."))
+                                return 64;
+                        *(char *) value++ = 0;
+                        attr = attrbuf;
+                } else {
+                        fprintf(stderr, "loopctl storm: unknown argument %s\n", argv[i]);
+                        return 64;
+                }
+        }
+
+        if (events > 0) {
+                udev = udev_new();
+                mon = udev ? udev_monitor_new_from_netlink(udev, "udev") : NULL;
+                if (!mon || udev_monitor_filter_add_match_subsystem_devtype(mon, "block", "disk") < 0 ||
+                    udev_monitor_set_receive_buffer_size(mon, 128 << 20) < 0 ||
+                    udev_monitor_enable_receiving(mon) < 0) {
+                        fprintf(stderr, "loopctl storm: cannot listen to udev events\n");
+                        return 1;
+                }
+        }
+
+        t0 = now_ms();
+        r = create_many(argv[2], argv[3], count, size_mb, names, false);
+        t_created = now_ms() - t0;
+        if (r < 0)
+                return 1;
+
+        events_left = events > 0 ? count : 0;
+        policy_left = attr ? count : 0;
+        deadline = t0 + timeout_s * 1e3;
+        while ((events_left > 0 || policy_left > 0) && now_ms() < deadline) {
+                if (events_left > 0) {
+                        struct pollfd pfd = { .fd = udev_monitor_get_fd(mon), .events = POLLIN };
+
+                        if (poll(&pfd, 1, policy_left > 0 ? 5 : 100) > 0) {
+                                struct udev_device *d;
+
+                                while ((d = udev_monitor_receive_device(mon))) {
+                                        int i = find_name(names, count, udev_device_get_sysname(d));
+
+                                        if (i >= 0 && ++seen[i] == events && --events_left == 0)
+                                                t_events = now_ms() - t0;
+                                        udev_device_unref(d);
+                                }
+                        }
+                } else
+                        sleep_ms(5);
+                if (policy_left > 0) {
+                        for (long long i = 0; i < count; i++)
+                                if (!at_policy[i] && attr_matches(names[i], attr, value)) {
+                                        at_policy[i] = true;
+                                        policy_left--;
+                                }
+                        if (policy_left == 0)
+                                t_policy = now_ms() - t0;
+                }
+        }
+        printf("created_ms=%.1f events_ms=%.1f policy_ms=%.1f\n", t_created, t_events, t_policy);
+        udev_monitor_unref(mon);
+        udev_unref(udev);
+        if (events_left > 0 || policy_left > 0) {
+                fprintf(stderr, "loopctl storm: timed out: %lld disks without all events, %lld not at "
+                                "policy\n", events_left, policy_left);
+                return 2;
+        }
+        return 0;
+}
+
+static int del_one(int ctl, const char *dir, const char *name) {
+        char path[512], buf[4096], img[4096];
+        size_t dlen = strlen(dir);
+        int fd, idx;
+        bool ours;
+
+        if (strncmp(name, "loop", 4) || !name[4] || strspn(name + 4, "0123456789") != strlen(name + 4))
+                return -EINVAL;
+        idx = atoi(name + 4);
+        snprintf(img, sizeof img, "%s/%s.img", dir, name);
+        snprintf(path, sizeof path, "/sys/block/%s/loop/backing_file", name);
+        ours = read_small(path, buf, sizeof buf) == 0 && strncmp(buf, dir, dlen) == 0 && buf[dlen] == '/';
+        if (ours) {
+                snprintf(path, sizeof path, "/dev/%s", name);
+                fd = open(path, O_RDONLY | O_CLOEXEC);
+                if (fd >= 0) {
+                        (void) ioctl(fd, LOOP_CLR_FD, 0);
+                        close(fd);
+                }
+        } else if (access(path, F_OK) == 0) {
+                /* Bound to someone else's file: not ours (any more). */
+                unlink(img);
+                return 0;
+        }
+        /* The detach completes when the last opener (often udev's blkid) closes it. */
+        for (int i = 0; i < 400; i++) {
+                if (ioctl(ctl, LOOP_CTL_REMOVE, idx) >= 0 || errno == ENODEV)
+                        break;
+                if (errno != EBUSY)
+                        break;
+                snprintf(path, sizeof path, "/sys/block/%s/loop/backing_file", name);
+                if (access(path, F_OK) == 0 && !(read_small(path, buf, sizeof buf) == 0 &&
+                                                 strncmp(buf, dir, dlen) == 0))
+                        break;  /* someone else attached it meanwhile */
+                sleep_ms(10);
+        }
+        unlink(img);
+        return 0;
+}
+
+int main(int argc, char *argv[]) {
+        static char names[MAX_DEVS][32];
+        long long count, size_mb;
+        int ctl;
+
+        if (argc >= 2 && strcmp(argv[1], "add") == 0) {
+                if (argc != 6 || parse_count(argv[4], MAX_DEVS, &count) < 0 ||
+                    parse_count(argv[5], 1 << 20, &size_mb) < 0) {
+                        fprintf(stderr, "loopctl add: usage: RECORD DIR COUNT SIZE_MB\n");
+                        return 64;
+                }
+                return create_many(argv[2], argv[3], count, size_mb, names, true) < 0;
+        }
+        if (argc >= 2 && strcmp(argv[1], "storm") == 0)
+                return do_storm(argc, argv);
+        if (argc >= 3 && strcmp(argv[1], "del") == 0) {
+                ctl = open("/dev/loop-control", O_RDWR | O_CLOEXEC);
+                if (ctl < 0) {
+                        fprintf(stderr, "loopctl: /dev/loop-control: %m\n");
+                        return 1;
+                }
+                for (int i = 3; i < argc; i++)
+                        if (del_one(ctl, argv[2], argv[i]) < 0)
+                                fprintf(stderr, "loopctl del: invalid name %s\n", argv[i]);
+                close(ctl);
+                return 0;
+        }
+        fprintf(stderr, "usage: loopctl add|storm|del ...\n");
+        return 64;
+}

@@ -1,0 +1,48 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: LGPL-2.1-or-later
+# The benchmarks run (bench/run-all --smoke: tiny sizes, figures meaningless), print their
+# summary, and leave no loop device, udev rule or directory of theirs behind, also when one is
+# killed half-way.
+. "$(dirname "$0")/../lib/common.sh"
+require_root
+
+bench="$IOSCHED_SRC_DIR/bench"
+export IOSCHED_BUILD_DIR
+[ -x "$IOSCHED_BUILD_DIR/bench/loopctl" ] || fail "bench helpers not built (libudev missing?)"
+
+ours() {        # loop devices backed by a benchmark's files, and benchmark directories
+        losetup --list --noheadings --output NAME,BACK-FILE 2>/dev/null | grep -c '/dev/shm/iosched-bench-' || true
+}
+leftovers() {
+        local l d r
+        l=$(ours)
+        d=$(find /dev/shm -maxdepth 1 -name 'iosched-bench-*' | wc -l)
+        r=$(find /run/udev/rules.d -maxdepth 1 -name '61-iosched-bench-*' 2>/dev/null | wc -l)
+        echo "$l $d $r"
+}
+[ "$(leftovers)" = "0 0 0" ] || skip "another benchmark is running on this machine ($(leftovers))"
+
+"$bench/run-all" --smoke --out "$TEST_TMP/out" >"$TEST_TMP/run-all.txt" 2>"$TEST_TMP/run-all.log" ||
+        { cat "$TEST_TMP/run-all.log" "$TEST_TMP/run-all.txt" >&2; fail "bench/run-all --smoke failed"; }
+grep -q '^## Summary' "$TEST_TMP/run-all.txt" || fail "no summary table"
+benches="apply-unchanged exec-time event-cost side-effects latency storm"
+[ -x "$IOSCHED_BUILD_DIR/daemon/ioschedd" ] && benches+=" daemon-idle"
+for b in $benches; do
+        grep -q "^$b: ok" "$TEST_TMP/run-all.txt" || fail "$b did not run: $(grep "^$b:" "$TEST_TMP/run-all.txt")"
+        grep -q "^| $b " "$TEST_TMP/run-all.txt" || fail "$b put nothing in the summary"
+done
+# The side-effects table is measured, not asserted; the figure in it must be a number.
+grep -E '^\| side-effects +\| blind "none" rewrite: nr_requests configured 32 +\| +[0-9]+ ' \
+        "$TEST_TMP/run-all.txt" >/dev/null || fail "side-effects gave no figure"
+[ "$(leftovers)" = "0 0 0" ] || fail "left behind after run-all (loops, dirs, rules): $(leftovers)"
+
+# Killed half-way: the trap still removes its loop devices.
+"$bench/apply-unchanged" -n 8 -r 1000 >/dev/null 2>&1 &
+pid=$!
+has_loops() { [ "$(ours)" -ge "$1" ]; }
+clean() { [ "$(leftovers)" = "0 0 0" ]; }
+wait_until 60 has_loops 8 || { kill $pid; fail "apply-unchanged did not create its loop devices"; }
+kill -TERM $pid
+wait $pid || true
+wait_until 30 clean || fail "left behind after SIGTERM: $(leftovers)"
+log "ok"
