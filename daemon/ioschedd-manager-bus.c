@@ -300,8 +300,8 @@ static int read_setting_value(sd_bus_message *msg, const char *key, char **ret, 
  * (rule_add_setting), so that a key or value means the same in both. An empty string removes
  * the key from the disk's drop-in. Returns the canonical text of each value.
  */
-static int decode_settings(sd_bus_message *msg, char ***ret_keys, char ***ret_values,
-                           char ***ret_remove, sd_bus_error *error) {
+int manager_bus_decode_settings(sd_bus_message *msg, char ***ret_keys, char ***ret_values,
+                                char ***ret_remove, sd_bus_error *error) {
         _cleanup_(strv_freep) char **keys = NULL, **values = NULL, **remove = NULL;
         _cleanup_(rule_freep) Rule *scratch = NULL;
         unsigned n = 0;
@@ -508,7 +508,7 @@ static int method_set_policy(sd_bus_message *msg, void *userdata, sd_bus_error *
         r = lookup_disk(m, name, &d, error);
         if (r < 0)
                 return r;
-        r = decode_settings(msg, &keys, &values, &remove, error);
+        r = manager_bus_decode_settings(msg, &keys, &values, &remove, error);
         if (r < 0)
                 return r;
         r = sd_bus_message_read(msg, "b", &runtime);

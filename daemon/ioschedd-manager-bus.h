@@ -29,6 +29,21 @@
 extern const sd_bus_vtable manager_vtable[];
 
 /**
+ * manager_bus_decode_settings() - decode SetPolicy's a{sv} of settings
+ * @msg: the message, positioned at the a{sv}
+ * @ret_keys: the keys to set, each known to the attribute table
+ * @ret_values: the canonical text of each value, as a config file spells it
+ * @ret_remove: the keys given with an empty string: to remove from the disk's drop-in
+ * @error: on a bad key or value, UnknownSetting or InvalidSetting with a message
+ *
+ * Exported for fuzz/fuzz-bus-settings.c.
+ *
+ * Return: 0; a negative errno (with @error set for a bad setting).
+ */
+int manager_bus_decode_settings(sd_bus_message *msg, char ***ret_keys, char ***ret_values,
+                                char ***ret_remove, sd_bus_error *error);
+
+/**
  * manager_bus_register() - serve org.iosched1.Manager, the disks and the object manager
  * Return: 0 or a negative errno.
  */

@@ -3,13 +3,27 @@
 #include "log.h"
 #include "util.h"
 
+/*
+ * The bus caps the replies a connection may await (dbus-daemon's max_replies_per_connection:
+ * 128 on the system bus); past it, CheckAuthorization itself fails with LimitsExceeded, and a
+ * burst of calls would be denied although polkit allows them. So at most POLKIT_INFLIGHT_MAX
+ * checks are in flight, the others wait in order; and calls that ask the same question (the
+ * same sender, action and interactivity) share one check.
+ */
+#define POLKIT_INFLIGHT_MAX 64
+
 typedef struct Query Query;
 struct Query {
-        Query *next;
+        Query *next;                    /* in the registry */
+        Query *next_waiting;            /* in the queue of checks not sent yet */
         struct Registry *registry;
         sd_bus_message *call;
         char *action;
+        char *sender;
+        bool interactive;
+        sd_bus_message *pk;             /* the CheckAuthorization call, until it is sent */
         sd_bus_slot *slot;
+        Query *leader;                  /* another query asks polkit the same question */
         bool done;
         int result;                     /* 1 allowed, negative denied or failed */
         sd_bus_error error;
@@ -17,25 +31,45 @@ struct Query {
 
 typedef struct Registry {
         Query *queries;
+        Query *waiting_head, *waiting_tail;
+        unsigned n_inflight;
 } Registry;
 
 static Query *query_free(Query *q) {
         if (!q)
                 return NULL;
+        if (q->slot && q->registry)
+                q->registry->n_inflight--;
         sd_bus_slot_unref(q->slot);
+        sd_bus_message_unref(q->pk);
         sd_bus_message_unref(q->call);
         sd_bus_error_free(&q->error);
         free(q->action);
+        free(q->sender);
         free(q);
         return NULL;
 }
 
 static void registry_unlink(Registry *reg, Query *q) {
+        Query *prev = NULL;
+
         for (Query **p = &reg->queries; *p; p = &(*p)->next)
                 if (*p == q) {
                         *p = q->next;
-                        return;
+                        break;
                 }
+        for (Query *w = reg->waiting_head; w; prev = w, w = w->next_waiting)
+                if (w == q) {
+                        if (prev)
+                                prev->next_waiting = w->next_waiting;
+                        else
+                                reg->waiting_head = w->next_waiting;
+                        if (reg->waiting_tail == w)
+                                reg->waiting_tail = prev;
+                        break;
+                }
+        /* A query leaves the registry only once answered, and its followers with it
+         * (query_answer()); none is left waiting for it. */
 }
 
 static int check_reply(Query *q, sd_bus_message *reply) {
@@ -79,15 +113,11 @@ static int check_reply(Query *q, sd_bus_message *reply) {
         return -EACCES;
 }
 
-static int on_polkit_reply(sd_bus_message *reply, void *userdata, sd_bus_error *ret_error) {
-        Query *q = userdata;
+/* Dispatch the method call again: the handler now finds the answer. */
+static void query_redispatch(Query *q) {
         int r;
 
-        q->slot = sd_bus_slot_unref(q->slot);
-        q->result = check_reply(q, reply);
         q->done = true;
-
-        /* Dispatch the method call again: the handler now finds the answer. */
         r = sd_bus_message_rewind(q->call, true);
         if (r >= 0)
                 r = sd_bus_enqueue_for_read(sd_bus_message_get_bus(q->call), q->call);
@@ -98,6 +128,70 @@ static int on_polkit_reply(sd_bus_message *reply, void *userdata, sd_bus_error *
                 registry_unlink(q->registry, q);
                 query_free(q);
         }
+}
+
+/* q->result (and q->error) are set: answer q and the calls that asked the same question. */
+static void query_answer(Query *q) {
+        for (Query *f = q->registry->queries, *next; f; f = next) {
+                next = f->next;
+                if (f->leader != q)
+                        continue;
+                f->leader = NULL;
+                f->result = q->result;
+                if (sd_bus_error_is_set(&q->error))
+                        (void) sd_bus_error_copy(&f->error, &q->error);
+                query_redispatch(f);
+        }
+        query_redispatch(q);
+}
+
+static int on_polkit_reply(sd_bus_message *reply, void *userdata, sd_bus_error *ret_error);
+
+static int query_send(Query *q) {
+        Registry *reg = q->registry;
+        int r;
+
+        /* No timeout of our own: an authentication agent may take its time asking. */
+        r = sd_bus_call_async(sd_bus_message_get_bus(q->call), &q->slot, q->pk, on_polkit_reply, q,
+                              UINT64_MAX);
+        if (r < 0)
+                return r;
+        q->pk = sd_bus_message_unref(q->pk);
+        reg->n_inflight++;
+        return 0;
+}
+
+/* Send waiting checks while there is room; a check that cannot be sent is a denial. */
+static void registry_send_waiting(Registry *reg) {
+        while (reg->waiting_head && reg->n_inflight < POLKIT_INFLIGHT_MAX) {
+                Query *q = reg->waiting_head;
+                int r;
+
+                reg->waiting_head = q->next_waiting;
+                if (!reg->waiting_head)
+                        reg->waiting_tail = NULL;
+                q->next_waiting = NULL;
+                r = query_send(q);
+                if (r < 0) {
+                        log_warning_errno(r, "Cannot ask polkit about %s: %m", q->action);
+                        sd_bus_error_setf(&q->error, SD_BUS_ERROR_ACCESS_DENIED,
+                                          "Access denied: polkit could not be asked about %s.",
+                                          q->action);
+                        q->result = -EACCES;
+                        query_answer(q);
+                }
+        }
+}
+
+static int on_polkit_reply(sd_bus_message *reply, void *userdata, sd_bus_error *ret_error) {
+        Query *q = userdata;
+        Registry *reg = q->registry;
+
+        q->slot = sd_bus_slot_unref(q->slot);
+        reg->n_inflight--;
+        q->result = check_reply(q, reply);
+        query_answer(q);
+        registry_send_waiting(reg);
         return 1;
 }
 
@@ -166,16 +260,35 @@ int bus_verify_polkit_async(sd_bus_message *call, const char *action, void **reg
         q->registry = reg;
         q->call = sd_bus_message_ref(call);
         q->action = strdup(action);
-        if (!q->action) {
+        q->sender = strdup(sender);
+        q->interactive = sd_bus_message_get_allow_interactive_authorization(call) > 0;
+        if (!q->action || !q->sender) {
                 query_free(q);
                 return -ENOMEM;
         }
-        /* No timeout of our own: an authentication agent may take its time asking. */
-        r = sd_bus_call_async(sd_bus_message_get_bus(call), &q->slot, pk, on_polkit_reply, q,
-                              UINT64_MAX);
-        if (r < 0) {
-                query_free(q);
-                return r;
+
+        /* The same question asked already and not answered yet: wait for that answer. */
+        for (Query *o = reg->queries; o; o = o->next)
+                if (!o->done && !o->leader && streq(o->sender, sender) && streq(o->action, action) &&
+                    o->interactive == q->interactive) {
+                        q->leader = o;
+                        break;
+                }
+        if (!q->leader) {
+                q->pk = TAKE_PTR(pk);
+                if (reg->n_inflight < POLKIT_INFLIGHT_MAX) {
+                        r = query_send(q);
+                        if (r < 0) {
+                                query_free(q);
+                                return r;
+                        }
+                } else {
+                        if (reg->waiting_tail)
+                                reg->waiting_tail->next_waiting = q;
+                        else
+                                reg->waiting_head = q;
+                        reg->waiting_tail = q;
+                }
         }
         q->next = reg->queries;
         reg->queries = q;
@@ -190,6 +303,7 @@ void bus_verify_polkit_async_registry_free(void *registry) {
         while (reg->queries) {
                 Query *q = reg->queries;
                 reg->queries = q->next;
+                q->registry = NULL;     /* the registry goes too: no counts to keep */
                 query_free(q);
         }
         free(reg);

@@ -134,6 +134,14 @@ bool tunable_belongs_to(const char *scheduler, const char *tunable) {
         return false;
 }
 
+const char *tunable_by_index(size_t i, const char **ret_scheduler) {
+        if (i >= ELEMENTSOF(tunable_table))
+                return NULL;
+        if (ret_scheduler)
+                *ret_scheduler = tunable_table[i].scheduler;
+        return tunable_table[i].name;
+}
+
 int64_t tunable_kernel_value(const char *tunable, int64_t value, unsigned hz) {
         bool jiffies = false;
         int64_t j;

@@ -97,6 +97,17 @@ bool tunable_is_known(const char *name);
 bool tunable_belongs_to(const char *scheduler, const char *tunable);
 
 /**
+ * tunable_by_index() - enumerate the known scheduler tunables
+ * @i: index, from 0
+ * @ret_scheduler: the scheduler the tunable belongs to (may be NULL)
+ *
+ * For tables, documentation and the test that keeps the fuzzers' dictionary complete.
+ *
+ * Return: the tunable's name, or NULL past the end.
+ */
+const char *tunable_by_index(size_t i, const char **ret_scheduler);
+
+/**
  * tunable_kernel_value() - the value a tunable reads back after @value was written to it
  * @tunable: the tunable's name ("read_expire")
  * @value: the value written

@@ -310,7 +310,67 @@ static bool is_masked(const char *path) {
         return streq(target, "/dev/null");
 }
 
-int conf_files_list(const char *root, const char *main_file, char ***ret) {
+#define N_DROPIN_DIRS (ELEMENTSOF(conf_dropin_dirs) - 1)
+
+static void strv_array_free(char **(*a)[N_DROPIN_DIRS]) {
+        for (size_t i = 0; i < N_DROPIN_DIRS; i++)
+                strv_free((*a)[i]);
+}
+
+/* The "*.conf" names in one drop-in directory; an absent directory has none. */
+static int dir_list_names(const char *path, char ***ret, char ***errors) {
+        _cleanup_(strv_freep) char **names = calloc(1, sizeof(char *));
+        struct dirent *de;
+        DIR *dir;
+        int r = 0;
+
+        if (!names)
+                return -ENOMEM;
+        dir = opendir(path);
+        if (!dir) {
+                /* Absent is fine; unreadable or not a directory loses rules: say so. */
+                if (errno != ENOENT && errors &&
+                    strv_push(errors, strdup_printf("%s:0: cannot read directory: %s", path,
+                                                    strerror(errno))) < 0)
+                        return -ENOMEM;
+                *ret = TAKE_PTR(names);
+                return 0;
+        }
+        for (;;) {
+                errno = 0;
+                de = readdir(dir);
+                if (!de) {
+                        if (errno != 0 && errors &&
+                            strv_push(errors, strdup_printf("%s:0: cannot read directory: %s",
+                                                            path, strerror(errno))) < 0)
+                                r = -ENOMEM;
+                        break;
+                }
+                if (!dropin_name_is_valid(de->d_name))
+                        continue;
+                if (!utf8_is_valid(de->d_name)) {
+                        /* Its path would be provenance on the bus, which takes UTF-8 only. */
+                        if (errors && strv_push(errors, strdup_printf("%s:0: ignoring a drop-in whose "
+                                                                      "name is not valid UTF-8", path)) < 0) {
+                                r = -ENOMEM;
+                                break;
+                        }
+                        continue;
+                }
+                r = strv_extend(&names, de->d_name);
+                if (r < 0)
+                        break;
+        }
+        closedir(dir);
+        if (r < 0)
+                return r;
+        *ret = TAKE_PTR(names);
+        return 0;
+}
+
+/* @errors may be NULL: conf_files_list() only lists. */
+static int files_list(const char *root, const char *main_file, char ***ret, char ***errors) {
+        _cleanup_(strv_array_free) char **by_dir[N_DROPIN_DIRS] = {};
         _cleanup_(strv_freep) char **names = NULL, **files = NULL;
         char path[PATH_MAX];
         int r;
@@ -323,49 +383,51 @@ int conf_files_list(const char *root, const char *main_file, char ***ret) {
         if (!files || !names)
                 return -ENOMEM;
 
+        /* A file that is there but cannot be looked at (EACCES, ELOOP, ...) is listed all the
+         * same: loading it reports why, rather than its rules vanishing without a word. */
         snprintf(path, sizeof(path), "%s%s", root, main_file ?: CONF_MAIN_FILE);
-        if (access(path, F_OK) >= 0 && !is_masked(path)) {
+        if ((access(path, F_OK) >= 0 || errno != ENOENT) && !is_masked(path)) {
                 r = strv_extend(&files, path);
                 if (r < 0)
                         return r;
         }
 
-        /* Collect the names of every directory, then pick the winner of each name. */
-        for (const char *const *d = conf_dropin_dirs; *d; d++) {
-                DIR *dir;
-
-                snprintf(path, sizeof(path), "%s%s", root, *d);
-                dir = opendir(path);
-                if (!dir)
-                        continue;
-                for (struct dirent *de; (de = readdir(dir));) {
-                        if (!dropin_name_is_valid(de->d_name) || strv_contains(names, de->d_name))
-                                continue;
-                        r = strv_extend(&names, de->d_name);
-                        if (r < 0) {
-                                closedir(dir);
-                                return r;
+        /* The names of every directory, as listed (not probed: in a directory that can be
+         * listed but not searched, every probe fails alike). */
+        for (size_t d = 0; d < N_DROPIN_DIRS; d++) {
+                snprintf(path, sizeof(path), "%s%s", root, conf_dropin_dirs[d]);
+                r = dir_list_names(path, &by_dir[d], errors);
+                if (r < 0)
+                        return r;
+                for (char **n = by_dir[d]; *n; n++)
+                        if (!strv_contains(names, *n)) {
+                                r = strv_extend(&names, *n);
+                                if (r < 0)
+                                        return r;
                         }
-                }
-                closedir(dir);
         }
         strv_sort(names);
 
+        /* The first directory that has the name wins. */
         for (char **n = names; *n; n++)
-                for (const char *const *d = conf_dropin_dirs; *d; d++) {
-                        snprintf(path, sizeof(path), "%s%s/%s", root, *d, *n);
-                        if (faccessat(AT_FDCWD, path, F_OK, AT_SYMLINK_NOFOLLOW) < 0)
+                for (size_t d = 0; d < N_DROPIN_DIRS; d++) {
+                        if (!strv_contains(by_dir[d], *n))
                                 continue;
+                        snprintf(path, sizeof(path), "%s%s/%s", root, conf_dropin_dirs[d], *n);
                         if (!is_masked(path)) {
                                 r = strv_extend(&files, path);
                                 if (r < 0)
                                         return r;
                         }
-                        break;  /* the first directory that has the name wins */
+                        break;
                 }
 
         *ret = TAKE_PTR(files);
         return 0;
+}
+
+int conf_files_list(const char *root, const char *main_file, char ***ret) {
+        return files_list(root, main_file, ret, NULL);
 }
 
 int conf_load(const char *root, const char *single_file, Policy **ret_policy, char ***ret_errors) {
@@ -383,7 +445,7 @@ int conf_load(const char *root, const char *single_file, Policy **ret_policy, ch
                 if (!files || !(files[0] = strdup(single_file)))
                         return -ENOMEM;
         } else {
-                r = conf_files_list(root, NULL, &files);
+                r = files_list(root, NULL, &files, &errors);
                 if (r < 0)
                         return r;
         }

@@ -18,7 +18,8 @@ extern const char *const conf_dropin_dirs[];
  * @main_file: the main file (without @root); NULL for CONF_MAIN_FILE
  * @ret: full paths: the main file (when it exists), then the drop-ins "*.conf" of every
  *       directory sorted by file name; on equal names the earlier directory wins, and a
- *       winner that is a symlink to /dev/null masks the name.
+ *       winner that is a symlink to /dev/null masks the name. A file that exists but cannot
+ *       be examined (permission denied) is listed: loading it reports the error.
  *
  * Return: 0 or -ENOMEM.
  */
@@ -48,7 +49,9 @@ int conf_load_file(const char *path, Policy *policy, char ***errors);
  * @root: prefix for the default paths
  * @single_file: when set, read this file alone (no drop-ins); a path used as is
  * @ret_policy: the rules of every file that had no error
- * @ret_errors: "FILE:LINE: message" for each problem; a file with an error is ignored whole
+ * @ret_errors: "FILE:LINE: message" for each problem; a file with an error is ignored whole.
+ *              A drop-in directory that exists but cannot be read, or is no directory, is an
+ *              error ("DIR:0: cannot read directory: ..."); an absent one is not.
  *
  * Return: 0 (even with errors, which are in @ret_errors) or -ENOMEM.
  */

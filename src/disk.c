@@ -189,6 +189,31 @@ void attr_state_parse_number(AttrState *st) {
         st->value.num = v;
 }
 
+int attr_state_parse(const AttrInfo *a, AttrState *st) {
+        if (st->err < 0)
+                return st->err;
+        value_done(&st->value);
+
+        if (a->kind == ATTR_KIND_SCHEDULER) {
+                _cleanup_(freep) char *current = NULL;
+                _cleanup_(strv_freep) char **available = NULL;
+                int r;
+
+                r = scheduler_parse(st->raw, &current, &available);
+                if (r < 0)
+                        return (st->err = r == -ENOMEM ? r : -EBADMSG);
+                /* list[0] is the current scheduler; the rest of the list is unused here. */
+                st->value.list = calloc(2, sizeof(char *));
+                if (!st->value.list)
+                        return (st->err = -ENOMEM);
+                st->value.list[0] = TAKE_PTR(current);
+                return 0;
+        }
+
+        attr_state_parse_number(st);
+        return st->err;
+}
+
 Disk *disk_new(const char *name) {
         Disk *d = calloc(1, sizeof(Disk));
 

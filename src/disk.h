@@ -126,6 +126,18 @@ int scheduler_parse(const char *text, char **ret_current, char ***ret_available)
 
 /* Parse a number read from sysfs into st->value.num; sets st->err to -EBADMSG on junk. */
 void attr_state_parse_number(AttrState *st);
+
+/**
+ * attr_state_parse() - parse the text of an attribute as read from sysfs
+ * @a: the attribute
+ * @st: st->raw is the stripped text; st->value is set from it
+ *
+ * Pure: what sysfs_read_setting() does with the text it read. For the scheduler, value.list[0]
+ * is the bracketed name (NULL for a queue without elevator support).
+ *
+ * Return: st->err: 0; -EBADMSG for text that cannot be parsed; -ENOMEM.
+ */
+int attr_state_parse(const AttrInfo *a, AttrState *st);
 void attr_state_done(AttrState *st);
 
 const Tunable *disk_get_tunable(const Disk *d, const char *name);

@@ -3,5 +3,6 @@
 
 #include <stdio.h>
 
-/* Write @s as a JSON string (with quotes), or null. */
+/* Write @s as a JSON string (with quotes), or null. Control characters are escaped; bytes
+ * that are not well-formed UTF-8 (sysfs and devices give bytes) become U+FFFD. */
 void json_string(FILE *f, const char *s);

@@ -156,24 +156,7 @@ int sysfs_read_setting(Sysfs *s, const char *disk, const AttrInfo *a, const char
         r = read_disk_file(s, disk, rel, &st->raw);
         if (r < 0)
                 return (st->err = r);
-
-        if (a->kind == ATTR_KIND_SCHEDULER) {
-                _cleanup_(freep) char *current = NULL;
-                _cleanup_(strv_freep) char **available = NULL;
-
-                r = scheduler_parse(st->raw, &current, &available);
-                if (r < 0)
-                        return (st->err = r == -ENOMEM ? r : -EBADMSG);
-                /* list[0] is the current scheduler; the rest of the list is unused here. */
-                st->value.list = calloc(2, sizeof(char *));
-                if (!st->value.list)
-                        return (st->err = -ENOMEM);
-                st->value.list[0] = TAKE_PTR(current);
-                return 0;
-        }
-
-        attr_state_parse_number(st);
-        return st->err;
+        return attr_state_parse(a, st);
 }
 
 int sysfs_write_setting(Sysfs *s, const char *disk, const AttrInfo *a, const char *tunable,

@@ -242,6 +242,15 @@ size_t utf8_char_len(const char *s) {
         return n;
 }
 
+bool utf8_is_valid(const char *s) {
+        for (size_t n; *s; s += n) {
+                n = utf8_char_len(s);
+                if (n == 0)
+                        return false;
+        }
+        return true;
+}
+
 char *escape_for_log(const char *s, size_t max) {
         size_t len = strlen(s), shown = 0;
         char *buf, *o;

@@ -31,6 +31,9 @@ bool string_is_printable(const char *s, size_t max);
 
 /* The length of the valid UTF-8 character at @s (1-4), 0 for a byte that starts none. */
 size_t utf8_char_len(const char *s);
+/* Whether all of @s is valid UTF-8 (no overlong forms, surrogates or code points past
+ * U+10FFFF). Config text must be: errors quote it, and they go on the bus. */
+bool utf8_is_valid(const char *s);
 
 /**
  * escape_for_log() - make an untrusted string safe to print in one log line

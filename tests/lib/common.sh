@@ -175,3 +175,12 @@ wait_until() {
                 sleep 0.05
         done
 }
+
+# Sanitized builds (tools/test-sanitizers): programs that udevd runs get their environment from
+# the device's properties, not from the test. Put "$(sanitizer_udev_env)" before RUN in a test
+# rule so that their sanitizer reports reach the report directory too. Empty otherwise.
+sanitizer_udev_env() {
+        [ -n "${ASAN_OPTIONS:-}" ] && printf 'ENV{ASAN_OPTIONS}="%s", ' "$ASAN_OPTIONS"
+        [ -n "${UBSAN_OPTIONS:-}" ] && printf 'ENV{UBSAN_OPTIONS}="%s", ' "$UBSAN_OPTIONS"
+        return 0
+}

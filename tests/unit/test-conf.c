@@ -4,6 +4,7 @@
 #include <stddef.h>
 #include <stdio.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
 #include <cmocka.h>
 
 #include "conf.h"
@@ -356,6 +357,98 @@ static void test_precedence(void **state) {
         fake_kernel_free(k);
 }
 
+/* A drop-in directory that cannot be read loses its rules: that must be an error, not a
+ * silently smaller policy (tests/integration/faults-apply.sh found it). */
+static void test_unreadable_dropin_dir(void **state) {
+        FakeKernel *k = fake_kernel_new();
+        _cleanup_(strv_freep) char **errors = NULL;
+        _cleanup_(policy_freep) Policy *p = NULL;
+        char path[512];
+        pid_t pid;
+        int status;
+
+        assert_non_null(k);
+        put(k, "etc/iosched.conf", "[rule main]\nmatch.name = x\nnr_requests = 1\n");
+        put(k, "etc/iosched.d/10-a.conf", "[rule a]\nmatch.name = x\n");
+        put(k, "usr/lib/iosched.d/20-b.conf", "[rule b]\nmatch.name = x\n");
+
+        /* A file where a directory should be: ENOTDIR, also for root. */
+        snprintf(path, sizeof(path), "%s/run/iosched.d", k->root);
+        assert_int_equal(mkdir(path, 0755) < 0 ? -errno : 0, -ENOENT);
+        put(k, "run/iosched.d", "not a directory");
+        assert_int_equal(conf_load(k->root, NULL, &p, &errors), 0);
+        assert_int_equal(strv_length(errors), 1);
+        assert_non_null(strstr(errors[0], "/run/iosched.d:0: cannot read directory: Not a directory"));
+        assert_int_equal(p->n_rules, 3);        /* the others still load */
+        policy_free(TAKE_PTR(p));
+        errors = strv_free(errors);
+
+        /* Unreadable (mode 000): root reads through modes, so check as nobody. */
+        assert_int_equal(chmod(k->root, 0755), 0);
+        snprintf(path, sizeof(path), "%s/etc/iosched.d", k->root);
+        assert_int_equal(chmod(path, 0), 0);
+        pid = fork();
+        assert_true(pid >= 0);
+        if (pid == 0) {
+                Policy *q = NULL;
+                char **e = NULL;
+
+                if (geteuid() == 0 && (setresgid(65534, 65534, 65534) < 0 ||
+                                       setresuid(65534, 65534, 65534) < 0))
+                        _exit(10);
+                if (conf_load(k->root, NULL, &q, &e) < 0)
+                        _exit(11);
+                /* run/iosched.d is still a file: two errors, etc/iosched.d's first. */
+                if (strv_length(e) != 2 ||
+                    !strstr(e[0], "/etc/iosched.d:0: cannot read directory: Permission denied"))
+                        _exit(12);
+                if (q->n_rules != 2)
+                        _exit(13);
+                _exit(0);
+        }
+        assert_int_equal(waitpid(pid, &status, 0), pid);
+        assert_true(WIFEXITED(status));
+        assert_int_equal(WEXITSTATUS(status), 0);
+        assert_int_equal(chmod(path, 0755), 0);
+        fake_kernel_free(k);
+}
+
+/* Errors and file names end up on the bus (ConfigErrors, ConfigFiles, Reload's reply), which
+ * takes UTF-8 only: a value that was not UTF-8 left Reload without an answer (errors are
+ * escaped now), and a drop-in whose name is not UTF-8 made ConfigFiles unreadable. */
+static void test_not_utf8(void **state) {
+        _cleanup_(strv_freep) char **errors = NULL;
+        _cleanup_(policy_freep) Policy *p = NULL;
+        FakeKernel *k;
+
+        /* Bytes that are not UTF-8 in a value or a glob: errors, in UTF-8 themselves. */
+        assert_int_equal(parse("[rule a]\nmatch.name = x\nnr_requests = 3\xff\n", &p, &errors), 1);
+        assert_true(utf8_is_valid(errors[0]));
+        policy_free(TAKE_PTR(p));
+        errors = strv_free(errors);
+        assert_int_equal(parse("[rule a]\nmatch.model = caf\xe9*\n", &p, &errors), 1);
+        assert_true(utf8_is_valid(errors[0]));
+        policy_free(TAKE_PTR(p));
+        errors = strv_free(errors);
+        /* Valid UTF-8 is fine, in comments and in globs. */
+        assert_int_equal(parse("# caf\xc3\xa9\n[rule a]\nmatch.model = caf\xc3\xa9*\n", &p, NULL), 0);
+        policy_free(TAKE_PTR(p));
+
+        /* A drop-in whose name is not UTF-8 is reported (without the name) and ignored. */
+        k = fake_kernel_new();
+        assert_non_null(k);
+        put(k, "etc/iosched.d/10-caf\xe9.conf", "[rule latin1]\nmatch.name = x\n");
+        put(k, "etc/iosched.d/20-ok.conf", "[rule ok]\nmatch.name = x\n");
+        assert_int_equal(conf_load(k->root, NULL, &p, &errors), 0);
+        assert_int_equal(strv_length(errors), 1);
+        assert_non_null(strstr(errors[0], "/etc/iosched.d:0: ignoring a drop-in whose name is not valid UTF-8"));
+        assert_int_equal(p->n_rules, 1);
+        assert_string_equal(p->rules[0]->name, "ok");
+        for (char **e = errors; *e; e++)
+                assert_true(utf8_is_valid(*e));
+        fake_kernel_free(k);
+}
+
 int main(void) {
         const struct CMUnitTest tests[] = {
                 cmocka_unit_test(test_every_key),
@@ -365,6 +458,8 @@ int main(void) {
                 cmocka_unit_test(test_escape_for_log),
                 cmocka_unit_test(test_syntax_friendly),
                 cmocka_unit_test(test_precedence),
+                cmocka_unit_test(test_unreadable_dropin_dir),
+                cmocka_unit_test(test_not_utf8),
         };
         return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -1,0 +1,73 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/*
+ * A disk's identity strings come from the device (sysfs) and from udev, and are bytes. They
+ * are published on the bus and printed in JSON, which take UTF-8 only: one USB stick with a
+ * model that is not UTF-8 made GetAll of its object, and GetManagedObjects of every disk, fail
+ * (tests/integration/daemon-hostile.sh found it; main fixed it in string_is_printable()).
+ */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdio.h>
+
+#include <cmocka.h> /* after the headers it needs */
+
+#include "fake-kernel.h"
+#include "util.h"
+
+static void test_utf8_is_valid(void **state) {
+        assert_true(utf8_is_valid(""));
+        assert_true(utf8_is_valid("Samsung SSD 980 \xe2\x80\x93 PRO \xf0\x9f\x92\xbe"));
+        assert_false(utf8_is_valid("bad\xff"));
+        assert_false(utf8_is_valid("\xc0\xaf"));         /* overlong */
+        assert_false(utf8_is_valid("\xed\xa0\x80"));     /* surrogate */
+        assert_false(utf8_is_valid("\xf4\x90\x80\x80")); /* past U+10FFFF */
+        assert_false(utf8_is_valid("\xe2\x82"));         /* cut short */
+}
+
+/* Strings that are not UTF-8 are treated as absent (string_is_printable() requires UTF-8),
+ * from sysfs device files and from udev's properties alike; valid UTF-8 is kept. */
+static void test_identity_is_utf8(void **state) {
+        static const FakeDiskSpec spec = {
+                .name = "sdz",
+                .devnum = "8:240",
+                .scheduler = "mq-deadline",
+                .has_device = true,
+                .model = "WD\xff\xfe"
+                         "Disk",
+                .vendor = "AT\xc3",
+                .serial = "S\xe2\x82N",
+        };
+        char *props[] = {(char *) "ID_MODEL=bad\xffmodel", (char *) "ID_SERIAL_SHORT=ser\xc3(ial",
+                         (char *) "ID_VENDOR=caf\xc3\xa9", (char *) "ID_WWN=0x5000\x80", NULL};
+        FakeKernel *k = fake_kernel_new();
+        _cleanup_(sysfs_freep) Sysfs *s = NULL;
+        _cleanup_(disk_freep) Disk *d = NULL, *e = NULL;
+
+        assert_non_null(k);
+        assert_int_equal(fake_disk_add(k, &spec), 0);
+        assert_int_equal(sysfs_new(k->root, &s), 0);
+
+        /* From sysfs alone. */
+        assert_int_equal(sysfs_load_disk(s, "sdz", (char *[]){NULL}, NULL, &d), 0);
+        assert_null(d->model_sysfs);
+        assert_null(d->model);
+        assert_null(d->vendor_sysfs);
+        assert_null(d->serial);
+
+        /* udev's properties. */
+        assert_int_equal(sysfs_load_disk(s, "sdz", props, NULL, &e), 0);
+        assert_null(e->model);
+        assert_null(e->serial);
+        assert_null(e->wwn);
+        assert_string_equal(e->vendor, "caf\xc3\xa9");
+        fake_kernel_free(k);
+}
+
+int main(void) {
+        const struct CMUnitTest tests[] = {
+                cmocka_unit_test(test_utf8_is_valid),
+                cmocka_unit_test(test_identity_is_utf8),
+        };
+        return cmocka_run_group_tests(tests, NULL, NULL);
+}

@@ -1,0 +1,53 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdio.h>
+
+#include <cmocka.h> /* after the headers it needs */
+
+#include "json.h"
+#include "util.h"
+
+static void expect(const char *in, const char *out) {
+        _cleanup_(freep) char *buf = NULL;
+        size_t size = 0;
+        FILE *f = open_memstream(&buf, &size);
+
+        assert_non_null(f);
+        json_string(f, in);
+        fclose(f);
+        assert_string_equal(buf, out);
+}
+
+static void test_escapes(void **state) {
+        expect(NULL, "null");
+        expect("", "\"\"");
+        expect("mq-deadline", "\"mq-deadline\"");
+        expect("a\"b\\c\nd\te", "\"a\\\"b\\\\c\\nd\\te\"");
+        expect("\x01\x1f\x7f", "\"\\u0001\\u001f\\u007f\"");
+}
+
+/* Found by fuzz-sysfs-text (fuzz/corpus/fuzz-sysfs-text/non-utf8-scheduler): kernel text that
+ * is not UTF-8 was copied into the JSON report, which then was no JSON. */
+static void test_utf8(void **state) {
+        expect("caf\xc3\xa9 \xe2\x82\xac \xf0\x9f\x92\xbe", "\"caf\xc3\xa9 \xe2\x82\xac \xf0\x9f\x92\xbe\"");
+        expect("a\xff"
+               "b",
+               "\"a\\ufffdb\"");
+        expect("\xc3", "\"\\ufffd\"");            /* truncated at the end */
+        expect("\xc3(", "\"\\ufffd(\"");          /* bad continuation */
+        expect("\xc0\xaf", "\"\\ufffd\\ufffd\""); /* overlong "/" */
+        expect("\xe0\x80\xaf", "\"\\ufffd\\ufffd\\ufffd\"");
+        expect("\xed\xa0\x80", "\"\\ufffd\\ufffd\\ufffd\"");            /* surrogate */
+        expect("\xf4\x90\x80\x80", "\"\\ufffd\\ufffd\\ufffd\\ufffd\""); /* > U+10FFFF */
+        expect("\xe2\x82", "\"\\ufffd\\ufffd\"");
+}
+
+int main(void) {
+        const struct CMUnitTest tests[] = {
+                cmocka_unit_test(test_escapes),
+                cmocka_unit_test(test_utf8),
+        };
+        return cmocka_run_group_tests(tests, NULL, NULL);
+}
