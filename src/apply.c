@@ -43,8 +43,10 @@ static bool disk_is_gone(Sysfs *s, const Disk *d) {
         r = sysfs_load_disk(s, d->name, (char *[]) { NULL }, &(DiskLoad) {}, &probe);
         if (r == -ENODEV || r == -ENOENT)
                 return true;
-        /* Same name, other device: the old one is gone. */
-        return r >= 0 && !streq_ptr(probe->devnum, d->devnum);
+        /* Same name, other device (another number, or the same number and another
+         * diskseq): the old one is gone. */
+        return r >= 0 && (!streq_ptr(probe->devnum, d->devnum) ||
+                          (probe->diskseq > 0 && d->diskseq > 0 && probe->diskseq != d->diskseq));
 }
 
 /* ENODEV from a write to an open queue attribute: kernfs deactivated the file, which happens
@@ -218,8 +220,13 @@ int apply_disk(Sysfs *s, Disk *d, const Resolved *r, ApplyFlags flags, Plan **re
                                         return k;
                         } else {
                                 k = confirm(s, d, rs, a);
-                                if (k >= 0 && a->outcome == OUTCOME_FAILED &&
-                                    a->attr->id != ATTR_SCHEDULER) {
+                                if (k >= 0 && a->outcome == OUTCOME_FAILED && disk_is_gone(s, d))
+                                        /* What was read back is another device's value: ours
+                                         * went away after the write, and a new one took its
+                                         * name (and number). Nothing is written to that one. */
+                                        k = -ENODEV;
+                                else if (k >= 0 && a->outcome == OUTCOME_FAILED &&
+                                         a->attr->id != ATTR_SCHEDULER) {
                                         /* The value changed again right after the write:
                                          * another writer (a tool, or the kernel itself, as
                                          * when a loop device is detached) came in between.

@@ -76,6 +76,7 @@ typedef struct Disk {
         DiskLoad load;
         char *name;
         char *devnum;           /* "MAJ:MIN" */
+        int64_t diskseq;        /* the device instance (Linux 5.15+); 0 unknown */
         char *devpath;          /* below /sys, resolved */
         bool partition;
 

@@ -483,6 +483,10 @@ int sysfs_load_disk(Sysfs *s, const char *name, char * const *udev_props, const 
         r = read_disk_file(s, name, "dev", &d->devnum);
         if (r < 0)
                 return r == -ENOENT ? -ENODEV : r;
+        /* A disk removed and made again (a loop device) may get the same name and number;
+         * diskseq tells the instances apart. */
+        if (read_disk_number(s, name, "diskseq", &d->diskseq) < 0 || d->diskseq < 0)
+                d->diskseq = 0;
 
         r = disk_path(name, NULL, path, sizeof(path));
         if (r < 0)

@@ -123,6 +123,10 @@ int fake_disk_add(FakeKernel *k, const FakeDiskSpec *spec) {
 
         disk_file(p, sizeof(p), n, "dev");
         fake_write(k, p, spec->devnum ?: "7:0");
+        if (spec->diskseq) {
+                disk_file(p, sizeof(p), n, "diskseq");
+                fake_write(k, p, spec->diskseq);
+        }
         disk_file(p, sizeof(p), n, "size");
         fake_write(k, p, "131072");
         disk_file(p, sizeof(p), n, "removable");
@@ -237,6 +241,14 @@ int fake_kernel_write_hook(Sysfs *s, int fd, const char *disk, const char *rel, 
                 return -EBUSY;
         }
         if (k->vanish_after > 0 && --k->vanish_after == 0) {
+                if (k->vanish_after_success) {
+                        /* The write went through; the disk is removed (and made again)
+                         * before the writer reads it back. */
+                        fake_disk_remove(k, k->vanish_disk ?: disk);
+                        if (k->vanish_readd)
+                                fake_disk_add(k, k->vanish_readd);
+                        return 0;
+                }
                 if (k->vanish_queue_only) {
                         char q[PATH_MAX];
 

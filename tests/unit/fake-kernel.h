@@ -12,6 +12,7 @@
 typedef struct FakeDiskSpec {
         const char *name;
         const char *devnum;             /* "7:0" */
+        const char *diskseq;            /* NULL: no diskseq file (before Linux 5.15) */
         const char *schedulers;         /* offered, e.g. "none mq-deadline kyber bfq" */
         const char *scheduler;          /* current; NULL for a queue without elevator ("none" alone) */
         bool no_scheduler_file;         /* bio-based */
@@ -34,6 +35,7 @@ typedef struct FakeKernel {
         char *vanish_disk;
         const FakeDiskSpec *vanish_readd;       /* add this disk again right after it vanished */
         bool vanish_queue_only;                 /* leave the disk half deleted: no queue/ */
+        bool vanish_after_success;              /* the write succeeds, then the disk goes */
 } FakeKernel;
 
 FakeKernel *fake_kernel_new(void);

@@ -265,6 +265,49 @@ static void test_replaced_disk(void **state) {
         teardown(&c);
 }
 
+/* The write went through, then the disk was removed and made again with the same name and
+ * number (a loop device) before the value was read back: the value read is the new device's,
+ * and only diskseq tells the two apart. The old disk is gone; the new one gets no write (its
+ * own uevent brings its policy). Without diskseq, the same race is a failed write. */
+static void test_replaced_after_write(void **state) {
+        static const FakeDiskSpec old = { .name = "loop7", .devnum = "7:7", .scheduler = "none",
+                                          .queues = 1, .diskseq = "41" };
+        static const FakeDiskSpec new = { .name = "loop7", .devnum = "7:7", .scheduler = "none",
+                                          .queues = 1, .diskseq = "42" };
+        static const FakeDiskSpec old_noseq = { .name = "loop7", .devnum = "7:7",
+                                                .scheduler = "none", .queues = 1 };
+        ApplyStats st = {};
+        Plan *p;
+        Ctx c;
+
+        setup(&c, &old, "nr_requests = 32\nread_ahead_kb = 64\n");
+        c.k->vanish_after = 1;
+        c.k->vanish_after_success = true;
+        c.k->vanish_readd = &new;
+        p = run(&c, "loop7", 0, &st);
+        assert_int_equal(find(p, "nr_requests")->outcome, OUTCOME_GONE);
+        assert_int_equal(find(p, "read_ahead_kb")->outcome, OUTCOME_GONE);
+        assert_int_equal(st.failed, 0);
+        assert_int_equal(st.gone, 2);
+        assert_int_equal(c.k->n_writes, 1);
+        plan_free(p);
+        teardown(&c);
+
+        /* No diskseq (before Linux 5.15): indistinguishable from another writer coming in
+         * between; the one more write lands on the new device. */
+        st = (ApplyStats) {};
+        setup(&c, &old_noseq, "nr_requests = 32\n");
+        c.k->vanish_after = 1;
+        c.k->vanish_after_success = true;
+        c.k->vanish_readd = &old_noseq;
+        p = run(&c, "loop7", 0, &st);
+        assert_int_equal(find(p, "nr_requests")->outcome, OUTCOME_WRITTEN);
+        assert_int_equal(st.gone, 0);
+        assert_int_equal(c.k->n_writes, 2);
+        plan_free(p);
+        teardown(&c);
+}
+
 /* del_gendisk() removes queue/ long before "dev": a disk caught in between is gone, not a
  * disk whose attributes cannot be read (which would make the write a failure). */
 static void test_half_deleted_disk(void **state) {
@@ -414,6 +457,7 @@ int main(void) {
                 cmocka_unit_test(test_einval_falls_back),
                 cmocka_unit_test(test_vanishing_disk),
                 cmocka_unit_test(test_replaced_disk),
+                cmocka_unit_test(test_replaced_after_write),
                 cmocka_unit_test(test_half_deleted_disk),
                 cmocka_unit_test(test_write_not_confirmed),
                 cmocka_unit_test(test_value_changed_after_write),
