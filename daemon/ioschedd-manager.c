@@ -624,8 +624,22 @@ static int on_verify(sd_event_source *s, uint64_t usec, void *userdata) {
 
         /* A scheduler write by another tool emits no uevent: read again (apply writes only
          * what differs, so this is reads unless something drifted). */
-        log_debug("Verifying %zu disks.", m->n_disks);
-        (void) manager_queue_all(m, NULL);
+        size_t n = 0;
+        for (size_t i = 0; i < m->n_disks; i++) {
+                DiskObject *d = m->disks[i];
+
+                /* A disk that no rule gives a setting is never written: nothing to verify.
+                 * What it matches changes only with a uevent or a reload, and both queue it
+                 * anyway. One not read yet, or read under another config, is read again. */
+                if (d->resolved && d->config == m->config && d->resolved->n_settings == 0)
+                        continue;
+                if (disk_object_queue(d, JOB_APPLY, NULL, NULL) == -ENOMEM) {
+                        log_oom();
+                        break;
+                }
+                n++;
+        }
+        log_debug("Verifying %zu of %zu disks (the others have no setting).", n, m->n_disks);
         r = sd_event_source_set_time_relative(s, m->verify_usec);
         if (r >= 0)
                 r = sd_event_source_set_enabled(s, SD_EVENT_ONESHOT);
