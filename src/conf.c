@@ -77,6 +77,11 @@ static char *parser_reader(char *str, int num, void *userdata) {
 
         if (len > 0 && start[len - 1] == '\r')
                 len--;
+        /* A UTF-8 byte order mark, as some editors write: not part of the text. */
+        if (p->line == 1 && len >= 3 && memcmp(start, "\xef\xbb\xbf", 3) == 0) {
+                start += 3;
+                len -= 3;
+        }
         while (len > 0 && (*start == ' ' || *start == '\t')) {
                 start++;
                 len--;

@@ -266,6 +266,15 @@ static void test_syntax_friendly(void **state) {
         assert_int_equal(p->rules[0]->settings[1].value.num, 32);
         assert_int_equal(p->rules[0]->settings[1].line, 7);
         assert_int_equal(p->rules[0]->line, 4);
+        policy_free(TAKE_PTR(p));
+
+        /* a UTF-8 byte order mark at the start of the file, as some editors write; elsewhere
+         * it is text like any other */
+        assert_int_equal(parse("\xef\xbb\xbf[rule a]\nmatch.name = loop*\nnr_requests = 32\n", &p, NULL), 0);
+        assert_int_equal(p->n_rules, 1);
+        assert_int_equal(p->rules[0]->settings[0].line, 3);
+        policy_free(TAKE_PTR(p));
+        assert_int_equal(parse("[rule a]\n\xef\xbb\xbfmatch.name = loop*\n", &p, NULL), 1);
 }
 
 /* ---- files, directories, precedence ---- */
