@@ -82,8 +82,14 @@ log "one writer: $N disks in $serial_ms ms; $serial_reads property reads meanwhi
 read -r par_ms par_reads par_inside par_max par_p50 < <(storm 32)
 log "32 writers: $N disks in $par_ms ms; $par_reads property reads meanwhile ($par_inside sent and answered within), p50 $par_p50 ms, max $par_max ms"
 
-# "Well under": at most half the time of one writer.
-[ $((par_ms * 2)) -lt "$serial_ms" ] || fail "parallel ($par_ms ms) is not well under serial ($serial_ms ms)"
+# "Well under": at most half the time of one writer. Under ASan (tools/test-sanitizers) the
+# daemon's own CPU time, not the kernel's grace periods, dominates both storms: there the
+# parallel one must only not be slower; the plain pass of tools/test checks the ratio.
+if [ -n "${IOSCHED_SANITIZER_REPORTS:-}" ]; then
+        [ "$par_ms" -le "$serial_ms" ] || fail "parallel ($par_ms ms) is slower than serial ($serial_ms ms)"
+else
+        [ $((par_ms * 2)) -lt "$serial_ms" ] || fail "parallel ($par_ms ms) is not well under serial ($serial_ms ms)"
+fi
 # The loop never waits for a write: during the long (serial) storm, reads are sent and answered
 # before it ends (a loop blocked for the storm would answer none of them before the end), and
 # the typical read takes a small part of it. (The slowest read is reported, not checked: on a
