@@ -139,8 +139,11 @@ int main(int argc, char *argv[]) {
         }
         for (int i = -warmup; i < runs; i++)
                 for (int k = 0; k < n; k++)
-                        if (run_once(&progs[k], &fa, i) < 0)
+                        if (run_once(&progs[k], &fa, i) < 0) {
+                                posix_spawn_file_actions_destroy(&fa);
                                 return 1;
+                        }
+        posix_spawn_file_actions_destroy(&fa);
 
         for (int k = 0; k < n; k++) {
                 Prog *p = &progs[k];
