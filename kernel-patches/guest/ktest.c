@@ -10,6 +10,8 @@
  *
  *   KT same <attr> <write_median_us> <write_min_us> <write_max_us> <n> <open_write_close_median_us>
  *   KT add <n> <p50_us> <p99_us> <max_us> <sched_ok>
+ *   KT addbench <n> <p50_us> <p99_us> <max_us> <sched_ok>
+ *   KT elvset <calls> <p50_us> <p99_us> <calls_quiescing> <sync_rcu_calls> <sync_rcu_p50_us>
  *   KT check <name> PASS|FAIL <detail>
  *   KT stress <seconds> <changes> <same> <ebusy> <errors> <slowest_us>
  *   KT iops <sched> <iops>
@@ -33,6 +35,7 @@
 #include <unistd.h>
 
 #define NULLB_CFS "/sys/kernel/config/nullb"
+#define TRACEFS "/sys/kernel/tracing"
 #define SAMPLES 20
 #define ADD_DISKS 64
 #define SLOW_WRITE_US (10 * 1000 * 1000)
@@ -394,6 +397,188 @@ static void test_add(void)
               sched_ok, n);
 }
 
+/*
+ * The add benchmark traces the default elevator setup of each added disk
+ * with the function graph tracer: elevator_set_default() and, called from
+ * it, blk_mq_quiesce_queue() and synchronize_rcu() (the grace period that
+ * quiescing waits for).  Only these three functions are patched, so the
+ * tracer costs a few microseconds per add.
+ */
+static int trace_set(const char *file, const char *val)
+{
+        char p[256];
+        int fd, r = 0;
+
+        snprintf(p, sizeof(p), TRACEFS "/%s", file);
+        fd = open(p, O_WRONLY | O_TRUNC | O_CLOEXEC);
+        if (fd < 0)
+                return -errno;
+        /* tracefs filter files take one name per write() and say so. */
+        while (*val && !r) {
+                ssize_t n = write(fd, val, strlen(val));
+
+                if (n < 0)
+                        r = -errno;
+                else if (n == 0)
+                        r = -EIO;
+                else
+                        val += n;
+        }
+        close(fd);
+        return r;
+}
+
+static int trace_start(void)
+{
+        static const char *const steps[][2] = {
+                { "tracing_on", "0" },
+                { "current_tracer", "nop" },
+                { "set_ftrace_filter", "elevator_set_default blk_mq_quiesce_queue synchronize_rcu" },
+                { "set_graph_function", "elevator_set_default" },
+                { "options/funcgraph-tail", "1" },
+                { "buffer_size_kb", "2048" },
+                { "trace", "" },
+                { "current_tracer", "function_graph" },
+                { "tracing_on", "1" },
+        };
+        size_t i;
+        int r;
+
+        for (i = 0; i < sizeof(steps) / sizeof(steps[0]); i++) {
+                r = trace_set(steps[i][0], steps[i][1]);
+                if (r < 0) {
+                        check(false, "add-trace", "writing '%s' to %s/%s: %s", steps[i][1],
+                              TRACEFS, steps[i][0], strerror(-r));
+                        return r;
+                }
+        }
+        return 0;
+}
+
+/* The duration in a function graph line ("  1) # 8123.456 us  |  ..."), or -1. */
+static double graph_duration(const char *line, const char *bar)
+{
+        const char *us = strstr(line, " us ");
+        const char *b;
+
+        if (!us || us > bar)
+                return -1;
+        for (b = us; b > line && (b[-1] == '.' || (b[-1] >= '0' && b[-1] <= '9')); b--)
+                ;
+        return b < us ? strtod(b, NULL) : -1;
+}
+
+/*
+ * Whether the code part of a function graph line ends a call of @name: either
+ * "name();" (no traced callee) or the closing brace that funcgraph-tail
+ * labels with the name.
+ */
+static bool graph_ends(const char *code, const char *name)
+{
+        char leaf[64], tail[64];
+
+        snprintf(leaf, sizeof(leaf), "%s();", name);
+        snprintf(tail, sizeof(tail), "} /* %s */", name);
+        return strstr(code, leaf) || strstr(code, tail);
+}
+
+static void trace_report(int adds)
+{
+        uint64_t esd[512], sync[512];
+        int n_esd = 0, n_sync = 0, n_quiesce_calls = 0, quiescing = 0, lost = 0;
+        bool in_esd = false, esd_quiesced = false;
+        char line[512];
+        FILE *f;
+
+        trace_set("tracing_on", "0");
+        f = fopen(TRACEFS "/trace", "re");
+        if (!f) {
+                check(false, "add-trace", "cannot read %s/trace: %s", TRACEFS, strerror(errno));
+                return;
+        }
+        while (fgets(line, sizeof(line), f)) {
+                char *bar = strchr(line, '|');
+                double d;
+
+                if (line[0] == '#' || !bar)
+                        continue;
+                d = graph_duration(line, bar);
+                if (strstr(bar, "elevator_set_default() {")) {
+                        in_esd = true;
+                        esd_quiesced = false;
+                } else if (graph_ends(bar, "elevator_set_default")) {
+                        if (d < 0 || n_esd >= (int)(sizeof(esd) / sizeof(esd[0]))) {
+                                lost++;
+                        } else {
+                                esd[n_esd++] = (uint64_t)d;
+                                quiescing += esd_quiesced;
+                        }
+                        in_esd = false;
+                } else if (graph_ends(bar, "blk_mq_quiesce_queue")) {
+                        n_quiesce_calls++;
+                        esd_quiesced |= in_esd;
+                } else if (graph_ends(bar, "synchronize_rcu")) {
+                        if (d >= 0 && n_sync < (int)(sizeof(sync) / sizeof(sync[0])))
+                                sync[n_sync++] = (uint64_t)d;
+                        else
+                                lost++;
+                }
+        }
+        fclose(f);
+        trace_set("current_tracer", "nop");
+        if (!n_esd) {
+                check(false, "add-trace", "no elevator_set_default() call in the trace");
+                return;
+        }
+        qsort(esd, n_esd, sizeof(esd[0]), cmp_u64);
+        qsort(sync, n_sync, sizeof(sync[0]), cmp_u64);
+        printf("KT elvset %d %llu %llu %d %d %llu\n", n_esd,
+               (unsigned long long)pct(esd, n_esd, 50), (unsigned long long)pct(esd, n_esd, 99),
+               quiescing, n_sync, (unsigned long long)(n_sync ? pct(sync, n_sync, 50) : 0));
+        check(n_esd == adds && !lost, "add-trace",
+              "%d elevator_set_default() calls traced for %d adds, %d unreadable lines, "
+              "%d blk_mq_quiesce_queue() calls", n_esd, adds, lost, n_quiesce_calls);
+}
+
+/*
+ * Add @n single-queue disks and time each add_disk(), with the default
+ * elevator setup traced.  verify boots this under QEMU's instruction
+ * counting (-icount), where guest time advances with the instructions the
+ * guest executes and jumps over idle periods, so the figures do not depend
+ * on how busy the host is.  The disks stay until the guest reboots.
+ */
+static void test_add_bench(int n)
+{
+        uint64_t t[512];
+        char name[32], disk[32], cur[64];
+        int i, r, sched_ok = 0, added = 0;
+        bool traced;
+
+        if (n < 1 || n > (int)(sizeof(t) / sizeof(t[0])))
+                n = sizeof(t) / sizeof(t[0]);
+        traced = trace_start() == 0;
+        for (i = 0; i < n; i++) {
+                snprintf(name, sizeof(name), "b%d", i);
+                r = nullb_create(name, false, disk, sizeof(disk), &t[added]);
+                if (r < 0) {
+                        check(false, "addbench", "creating %s failed: %s", name, strerror(-r));
+                        break;
+                }
+                added++;
+                if (current_sched(disk, cur, sizeof(cur)) == 0 && !strcmp(cur, "mq-deadline"))
+                        sched_ok++;
+        }
+        if (traced)
+                trace_report(added);
+        if (!added)
+                return;
+        qsort(t, added, sizeof(t[0]), cmp_u64);
+        printf("KT addbench %d %llu %llu %llu %d\n", added, (unsigned long long)pct(t, added, 50),
+               (unsigned long long)pct(t, added, 99), (unsigned long long)t[added - 1], sched_ok);
+        check(sched_ok == added, "addbench-default-elevator",
+              "%d of %d added disks got mq-deadline", sched_ok, added);
+}
+
 struct stress_stats {
         unsigned long changes, same, ebusy, errors;
         uint64_t slowest;
@@ -547,7 +732,8 @@ static void on_alarm(int sig)
 
 static int usage(void)
 {
-        fprintf(stderr, "usage: ktest setup | measure DISK0 DISK1 | stress SECONDS DISK0 DISK1\n");
+        fprintf(stderr, "usage: ktest setup | measure DISK0 DISK1 | stress SECONDS DISK0 DISK1 | "
+                "addbench N\n");
         return 2;
 }
 
@@ -568,7 +754,9 @@ int main(int argc, char **argv)
                 printf("%s %s\n", d0, d1);
                 return 0;
         }
-        if (argc == 4 && !strcmp(argv[1], "measure")) {
+        if (argc == 3 && !strcmp(argv[1], "addbench")) {
+                test_add_bench(atoi(argv[2]));
+        } else if (argc == 4 && !strcmp(argv[1], "measure")) {
                 test_same(argv[2]);
                 test_changes(argv[2]);
                 test_add();
