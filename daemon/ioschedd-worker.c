@@ -14,12 +14,43 @@ struct WorkerPool {
         WorkItem *done_head, *done_tail;
         unsigned n_queued, n_running;
         unsigned n_threads, n_idle, max_threads;
-        pthread_t *threads;
+        pthread_t *threads;     /* the n_threads started and not gone (see worker_main) */
         bool stop;
         int efd;
         WorkerPoolOps ops;
         void *userdata;
 };
+
+/* Called with the lock held, on a thread whose thread_init failed, before it ends. */
+static void thread_gone(WorkerPool *p, int error) {
+        pthread_t self = pthread_self();
+
+        /* Give its place back, so that a later submit starts another thread, and let it end
+         * without a join. */
+        for (unsigned i = 0; i < p->n_threads; i++)
+                if (pthread_equal(p->threads[i], self)) {
+                        p->threads[i] = p->threads[--p->n_threads];
+                        break;
+                }
+        (void) pthread_detach(self);
+
+        /* The other threads take what is queued. With none left, nothing would ever run it,
+         * and whoever waits for it would wait forever: hand it back, not run. */
+        if (p->n_threads == 0 && p->queue_head) {
+                uint64_t one = 1;
+
+                for (WorkItem *i = p->queue_head; i; i = i->next)
+                        i->error = error;
+                if (p->done_tail)
+                        p->done_tail->next = p->queue_head;
+                else
+                        p->done_head = p->queue_head;
+                p->done_tail = p->queue_tail;
+                p->queue_head = p->queue_tail = NULL;
+                p->n_queued = 0;
+                (void) !write(p->efd, &one, sizeof(one));
+        }
+}
 
 static void *worker_main(void *arg) {
         WorkerPool *p = arg;
@@ -31,6 +62,9 @@ static void *worker_main(void *arg) {
                         log_error_errno(r, "Worker thread cannot start: %m");
                         pthread_mutex_lock(&p->lock);
                         p->n_idle--;
+                        if (!p->stop)
+                                thread_gone(p, r);
+                        /* else worker_pool_free() joins it */
                         pthread_mutex_unlock(&p->lock);
                         return NULL;
                 }
@@ -56,6 +90,7 @@ static void *worker_main(void *arg) {
                 p->n_idle--;
                 pthread_mutex_unlock(&p->lock);
 
+                item->error = 0;
                 item->run(item, thread_data);
 
                 pthread_mutex_lock(&p->lock);
@@ -114,6 +149,7 @@ WorkerPool *worker_pool_free(WorkerPool *p, WorkItem **ret_unrun) {
         pthread_mutex_lock(&p->lock);
         p->stop = true;
         pthread_cond_broadcast(&p->cond);
+        /* From now on no thread leaves threads[] (thread_gone() is not called once stopping). */
         pthread_mutex_unlock(&p->lock);
         for (unsigned i = 0; i < p->n_threads; i++)
                 pthread_join(p->threads[i], NULL);
