@@ -187,6 +187,40 @@ static void test_thread_init_fails(void **state) {
         assert_null(worker_pool_free(p, NULL));
 }
 
+static void run_fast(WorkItem *w, void *thread_data) {
+        ((Item *) w)->runs++;
+}
+
+/* Waves of items on many threads, each wave taken back before the next: threads go idle and
+ * are woken again and again (the waits and wake-ups of a daemon between bursts of events), and
+ * threads that finish find work queued without waiting. Every item runs exactly once. */
+static void test_waves(void **state) {
+        enum { N = 4000 };
+        static Item items[N];
+        WorkerPool *p;
+        unsigned next = 0, seed = 1;
+
+        memset(items, 0, sizeof(items));
+        assert_int_equal(worker_pool_new(32, NULL, NULL, &p), 0);
+        while (next < N) {
+                unsigned wave = 1 + rand_r(&seed) % 64;
+
+                if (wave > N - next)
+                        wave = N - next;
+                for (unsigned i = 0; i < wave; i++) {
+                        items[next + i].item.run = run_fast;
+                        assert_int_equal(worker_pool_submit(p, &items[next + i].item), 0);
+                }
+                take_n(p, wave);
+                next += wave;
+        }
+        assert_int_equal(worker_pool_get_busy(p), 0);
+        for (unsigned i = 0; i < N; i++)
+                assert_int_equal(items[i].runs, 1);
+        assert_true(worker_pool_get_n_threads(p) <= 32);
+        assert_null(worker_pool_free(p, NULL));
+}
+
 static void test_bounds(void **state) {
         WorkerPool *p;
 
@@ -199,6 +233,7 @@ int main(void) {
                 cmocka_unit_test(test_runs_all),
                 cmocka_unit_test(test_free_returns_unrun),
                 cmocka_unit_test(test_thread_init_fails),
+                cmocka_unit_test(test_waves),
                 cmocka_unit_test(test_bounds),
         };
         return cmocka_run_group_tests(tests, NULL, NULL);
