@@ -486,7 +486,11 @@ static int on_worker_done(sd_event_source *s, int fd, uint32_t revents, void *us
 
         while (l) {
                 WorkItem *next = l->next;
-                job_finished(m, container_of(l, Job, item));
+                Job *j = container_of(l, Job, item);
+
+                if (l->error < 0)
+                        j->error = l->error;    /* not run: no worker thread could start */
+                job_finished(m, j);
                 l = next;
         }
         if (m->counters_changed) {

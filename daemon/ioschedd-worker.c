@@ -7,19 +7,68 @@
 #include "ioschedd-worker.h"
 #include "log.h"
 
+/*
+ * Idle threads wait in read(2) on an eventfd in semaphore mode (wake_fd), not on a condition
+ * variable: submit adds one token per item, a waiting thread takes one token per read. The
+ * tokens are never fewer than the queued items: each item brings one, and a thread takes an
+ * item only after it took a token or without taking one (it finished an item and found the
+ * queue not empty), which leaves a spare token: a later read returns at once, the thread finds
+ * the queue empty and waits again. So while an item is queued, a waiting thread gets through.
+ *
+ * Why not a condition variable: glibc's has a lost-wakeup bug (sourceware bug 25847), and
+ * Debian 12's glibc 2.36 lists no fix for it. After a lost signal, a later
+ * pthread_cond_signal() can block for good waiting for the waiter that was never woken to
+ * leave its group (__condvar_quiesce_and_switch_g1). Here the signaller is the event loop
+ * holding the pool's lock, so every thread would end up in futex(2) for good: the state
+ * daemon-faults-disk saw a few times under heavy load with strace stopping every syscall
+ * (docs/reliability.md). An eventfd's counter and its waiters live in the kernel.
+ */
 struct WorkerPool {
         pthread_mutex_t lock;
-        pthread_cond_t cond;
+        int wake_fd;            /* eventfd, EFD_SEMAPHORE: one token per queued item */
         WorkItem *queue_head, *queue_tail;
         WorkItem *done_head, *done_tail;
         unsigned n_queued, n_running;
         unsigned n_threads, n_idle, max_threads;
-        pthread_t *threads;
+        pthread_t *threads;     /* the n_threads running */
+        pthread_t *dead;        /* the n_dead that ended (thread_init failed), to be joined */
+        unsigned n_dead;        /* n_threads + n_dead <= max_threads */
         bool stop;
         int efd;
         WorkerPoolOps ops;
         void *userdata;
 };
+
+/* Called with the lock held, on a thread whose thread_init failed, before it ends. */
+static void thread_gone(WorkerPool *p, int error) {
+        pthread_t self = pthread_self();
+
+        /* Its place is given back once it is joined (the next submit, or the pool's end), so
+         * that a later submit starts another thread. */
+        for (unsigned i = 0; i < p->n_threads; i++)
+                if (pthread_equal(p->threads[i], self)) {
+                        p->threads[i] = p->threads[--p->n_threads];
+                        p->dead[p->n_dead++] = self;
+                        break;
+                }
+
+        /* The other threads take what is queued. With none left, nothing would ever run it,
+         * and whoever waits for it would wait forever: hand it back, not run. */
+        if (p->n_threads == 0 && p->queue_head) {
+                uint64_t one = 1;
+
+                for (WorkItem *i = p->queue_head; i; i = i->next)
+                        i->error = error;
+                if (p->done_tail)
+                        p->done_tail->next = p->queue_head;
+                else
+                        p->done_head = p->queue_head;
+                p->done_tail = p->queue_tail;
+                p->queue_head = p->queue_tail = NULL;
+                p->n_queued = 0;
+                (void) !write(p->efd, &one, sizeof(one));
+        }
+}
 
 static void *worker_main(void *arg) {
         WorkerPool *p = arg;
@@ -31,6 +80,7 @@ static void *worker_main(void *arg) {
                         log_error_errno(r, "Worker thread cannot start: %m");
                         pthread_mutex_lock(&p->lock);
                         p->n_idle--;
+                        thread_gone(p, r);
                         pthread_mutex_unlock(&p->lock);
                         return NULL;
                 }
@@ -41,8 +91,15 @@ static void *worker_main(void *arg) {
                 WorkItem *item;
                 uint64_t one = 1;
 
-                while (!p->stop && !p->queue_head)
-                        pthread_cond_wait(&p->cond, &p->lock);
+                while (!p->stop && !p->queue_head) {
+                        uint64_t token;
+
+                        pthread_mutex_unlock(&p->lock);
+                        /* Blocks until a token is there. All signals are blocked on this
+                         * thread; EINTR (ptrace) or any other error just means: look again. */
+                        (void) !read(p->wake_fd, &token, sizeof(token));
+                        pthread_mutex_lock(&p->lock);
+                }
                 if (p->stop)
                         break;
 
@@ -56,6 +113,7 @@ static void *worker_main(void *arg) {
                 p->n_idle--;
                 pthread_mutex_unlock(&p->lock);
 
+                item->error = 0;
                 item->run(item, thread_data);
 
                 pthread_mutex_lock(&p->lock);
@@ -86,7 +144,10 @@ int worker_pool_new(unsigned max_threads, const WorkerPoolOps *ops, void *userda
         if (!p)
                 return -ENOMEM;
         p->threads = calloc(max_threads, sizeof(pthread_t));
-        if (!p->threads) {
+        p->dead = calloc(max_threads, sizeof(pthread_t));
+        if (!p->threads || !p->dead) {
+                free(p->threads);
+                free(p->dead);
                 free(p);
                 return -ENOMEM;
         }
@@ -94,11 +155,20 @@ int worker_pool_new(unsigned max_threads, const WorkerPoolOps *ops, void *userda
         if (p->efd < 0) {
                 int r = -errno;
                 free(p->threads);
+                free(p->dead);
+                free(p);
+                return r;
+        }
+        p->wake_fd = eventfd(0, EFD_CLOEXEC | EFD_SEMAPHORE);
+        if (p->wake_fd < 0) {
+                int r = -errno;
+                close(p->efd);
+                free(p->threads);
+                free(p->dead);
                 free(p);
                 return r;
         }
         pthread_mutex_init(&p->lock, NULL);
-        pthread_cond_init(&p->cond, NULL);
         p->max_threads = max_threads;
         if (ops)
                 p->ops = *ops;
@@ -113,10 +183,29 @@ WorkerPool *worker_pool_free(WorkerPool *p, WorkItem **ret_unrun) {
 
         pthread_mutex_lock(&p->lock);
         p->stop = true;
-        pthread_cond_broadcast(&p->cond);
+        /* A token for every thread: each one that waits wakes up and sees stop. */
+        if (p->n_threads > 0) {
+                uint64_t n = p->n_threads;
+                (void) !write(p->wake_fd, &n, sizeof(n));
+        }
         pthread_mutex_unlock(&p->lock);
-        for (unsigned i = 0; i < p->n_threads; i++)
-                pthread_join(p->threads[i], NULL);
+        /* A thread may still move from threads[] to dead[] meanwhile: take both under the lock,
+         * joining outside it. */
+        for (;;) {
+                pthread_t t;
+
+                pthread_mutex_lock(&p->lock);
+                if (p->n_dead > 0)
+                        t = p->dead[--p->n_dead];
+                else if (p->n_threads > 0)
+                        t = p->threads[--p->n_threads];
+                else {
+                        pthread_mutex_unlock(&p->lock);
+                        break;
+                }
+                pthread_mutex_unlock(&p->lock);
+                pthread_join(t, NULL);
+        }
 
         if (ret_unrun) {
                 /* Unrun items first, then finished ones nobody took. */
@@ -126,10 +215,11 @@ WorkerPool *worker_pool_free(WorkerPool *p, WorkItem **ret_unrun) {
                         p->queue_head = p->done_head;
                 *ret_unrun = p->queue_head;
         }
-        pthread_cond_destroy(&p->cond);
         pthread_mutex_destroy(&p->lock);
+        close(p->wake_fd);
         close(p->efd);
         free(p->threads);
+        free(p->dead);
         free(p);
         return NULL;
 }
@@ -166,6 +256,9 @@ int worker_pool_submit(WorkerPool *p, WorkItem *item) {
 
         item->next = NULL;
         pthread_mutex_lock(&p->lock);
+        /* Threads that ended: they left the lock before we got it, so they are just returning. */
+        while (p->n_dead > 0)
+                pthread_join(p->dead[--p->n_dead], NULL);
         if (p->n_idle <= p->n_queued && p->n_threads < p->max_threads) {
                 r = start_thread(p);
                 if (r < 0 && p->n_threads > 0)
@@ -178,7 +271,8 @@ int worker_pool_submit(WorkerPool *p, WorkItem *item) {
                         p->queue_head = item;
                 p->queue_tail = item;
                 p->n_queued++;
-                pthread_cond_signal(&p->cond);
+                /* Cannot fail: the counter would need 2^64 - 1 tokens. */
+                (void) !write(p->wake_fd, &(uint64_t) { 1 }, sizeof(uint64_t));
         }
         pthread_mutex_unlock(&p->lock);
         return r;

@@ -19,10 +19,16 @@ struct WorkItem {
         WorkItem *next;
         /* Runs on a worker thread; @thread_data is what thread_init returned for it. */
         void (*run)(WorkItem *item, void *thread_data);
+        /* Set by the pool: 0 when run() ran; the negative errno of thread_init when the item
+         * comes back from worker_pool_take_done() without running because no thread could
+         * start. */
+        int error;
 };
 
 typedef struct WorkerPoolOps {
-        /* Called on each new thread; a negative errno stops the thread. */
+        /* Called on each new thread; a negative errno stops the thread (it frees its place:
+         * a later submit starts another). When no thread is left to run the queued items,
+         * they are handed back not run, with the error in WorkItem.error. */
         int (*thread_init)(void *userdata, void **ret_thread_data);
         void (*thread_done)(void *thread_data);
 } WorkerPoolOps;

@@ -20,6 +20,17 @@ s=$(score ioschedd.service)
 (cd "$TEST_TMP" && systemd-analyze security --offline=yes --threshold=$THRESHOLD ./ioschedd.service \
         >/dev/null 2>&1) || fail "the unit's exposure is $s, above $((THRESHOLD / 10)).$((THRESHOLD % 10))"
 
+# Loadable schedulers: ioschedd looks for bfq.ko and kyber-iosched.ko under /usr/lib/modules to
+# tell that a policy may ask for them (the kernel loads the module on the write). So the unit
+# must not hide that directory (ProtectKernelModules= and InaccessiblePaths= would), while
+# keeping ProtectKernelModules='s other parts: no CAP_SYS_MODULE, no @module system calls.
+grep -Eq '^(ProtectKernelModules=(yes|true|on|1)|InaccessiblePaths=.*(/usr)?/lib/modules)' "$unit" &&
+        fail "the unit makes /usr/lib/modules inaccessible: loadable schedulers would look unsupported"
+details=$(cd "$TEST_TMP" && systemd-analyze security --offline=yes --no-pager ./ioschedd.service 2>/dev/null)
+for item in 'CapabilityBoundingSet=~CAP_SYS_MODULE' 'SystemCallFilter=~@module'; do
+        echo "$details" | grep -q "✓ $item " || fail "the unit does not ensure $item"
+done
+
 # The check is worth something only if it catches a weaker unit.
 sed '/^NoNewPrivileges=/d; /^SystemCallFilter=/d; /^ProtectSystem=/d' "$TEST_TMP/ioschedd.service" \
         >"$TEST_TMP/weaker.service"

@@ -131,6 +131,20 @@ static void test_loadable_module(void **state) {
         assert_int_equal(action(&c, "scheduler")->type, ACTION_WRITE);
         assert_string_equal(action(&c, "scheduler")->write, "kyber");
         ctx_done(&c);
+
+        /* Debian 12's form: bfq.ko, uncompressed, the kernel offering only built-in ones. That
+         * ioschedd's unit keeps /usr/lib/modules readable is checked by unit-security. */
+        plan_for(&c, &ssd, "none [mq-deadline]", "scheduler = bfq");
+        assert_int_equal(action(&c, "scheduler")->type, ACTION_UNSUPPORTED);
+        snprintf(path, sizeof(path), "lib/modules/%s/kernel/block/bfq.ko", u.release);
+        assert_int_equal(fake_write(c.k, path, ""), 0);
+        disk_free(c.d);
+        assert_int_equal(sysfs_load_disk(c.s, "sda", NULL, NULL, &c.d), 0);
+        plan_free(c.plan);
+        assert_int_equal(plan_build(c.d, c.r, &c.plan), 0);
+        assert_int_equal(action(&c, "scheduler")->type, ACTION_WRITE);
+        assert_string_equal(action(&c, "scheduler")->write, "bfq");
+        ctx_done(&c);
 }
 
 static void test_tunables(void **state) {

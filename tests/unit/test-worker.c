@@ -104,6 +104,123 @@ static void test_free_returns_unrun(void **state) {
         assert_true(ran >= 1);
 }
 
+static int n_fail;      /* thread_init fails this many more times */
+
+static int failing_init(void *userdata, void **ret) {
+        int r = 0;
+
+        pthread_mutex_lock(&lock);
+        if (n_fail > 0) {
+                n_fail--;
+                r = -EMFILE;
+        } else
+                *ret = (void *) (intptr_t) ++n_init;
+        pthread_mutex_unlock(&lock);
+        return r;
+}
+
+/* Waits for @n items to come back (10 s at most: a lost item fails the test). */
+static void take_n(WorkerPool *p, unsigned n) {
+        unsigned done = 0;
+
+        while (done < n) {
+                struct pollfd pfd = { .fd = worker_pool_get_fd(p), .events = POLLIN };
+
+                assert_true(poll(&pfd, 1, 10000) > 0);
+                for (WorkItem *w = worker_pool_take_done(p); w; w = w->next)
+                        done++;
+        }
+        assert_int_equal(done, n);
+}
+
+static void test_thread_init_fails(void **state) {
+        static const WorkerPoolOps ops = { .thread_init = failing_init };
+        Item items[6] = {};
+        WorkerPool *p;
+
+        for (int i = 0; i < 6; i++)
+                items[i].item.run = run;
+
+        /* The only thread cannot start: its item used to stay queued forever, the thread's
+         * place taken, and no other thread ever started. It comes back, not run. */
+        n_init = 0;
+        n_fail = 1;
+        assert_int_equal(worker_pool_new(1, &ops, NULL, &p), 0);
+        assert_int_equal(worker_pool_submit(p, &items[0].item), 0);
+        take_n(p, 1);
+        assert_int_equal(items[0].runs, 0);
+        assert_int_equal(items[0].item.error, -EMFILE);
+        /* The place is free again: the next item gets a thread that starts, and runs. */
+        assert_int_equal(worker_pool_submit(p, &items[1].item), 0);
+        take_n(p, 1);
+        assert_int_equal(items[1].runs, 1);
+        assert_int_equal(items[1].item.error, 0);
+        assert_int_equal(n_init, 1);
+        assert_int_equal(worker_pool_get_busy(p), 0);
+        assert_null(worker_pool_free(p, NULL));
+
+        /* Several threads, the first three fail to start: every item still runs, on the
+         * threads started after them, within the limit. */
+        n_init = 0;
+        n_fail = 3;
+        assert_int_equal(worker_pool_new(2, &ops, NULL, &p), 0);
+        for (int i = 2; i < 6; i++)
+                assert_int_equal(worker_pool_submit(p, &items[i].item), 0);
+        /* Items handed back not run are submitted again, as ioschedd's next request would. */
+        for (unsigned left = 4; left > 0;) {
+                struct pollfd pfd = { .fd = worker_pool_get_fd(p), .events = POLLIN };
+
+                assert_true(poll(&pfd, 1, 10000) > 0);
+                for (WorkItem *w = worker_pool_take_done(p), *next; w; w = next) {
+                        next = w->next;
+                        if (w->error < 0) {
+                                assert_int_equal(w->error, -EMFILE);
+                                assert_int_equal(worker_pool_submit(p, w), 0);
+                        } else
+                                left--;
+                }
+        }
+        for (int i = 2; i < 6; i++)
+                assert_int_equal(items[i].runs, 1);
+        assert_true(worker_pool_get_n_threads(p) <= 2);
+        assert_true(n_init >= 1 && n_init <= 2);
+        assert_null(worker_pool_free(p, NULL));
+}
+
+static void run_fast(WorkItem *w, void *thread_data) {
+        ((Item *) w)->runs++;
+}
+
+/* Waves of items on many threads, each wave taken back before the next: threads go idle and
+ * are woken again and again (the waits and wake-ups of a daemon between bursts of events), and
+ * threads that finish find work queued without waiting. Every item runs exactly once. */
+static void test_waves(void **state) {
+        enum { N = 4000 };
+        static Item items[N];
+        WorkerPool *p;
+        unsigned next = 0, seed = 1;
+
+        memset(items, 0, sizeof(items));
+        assert_int_equal(worker_pool_new(32, NULL, NULL, &p), 0);
+        while (next < N) {
+                unsigned wave = 1 + rand_r(&seed) % 64;
+
+                if (wave > N - next)
+                        wave = N - next;
+                for (unsigned i = 0; i < wave; i++) {
+                        items[next + i].item.run = run_fast;
+                        assert_int_equal(worker_pool_submit(p, &items[next + i].item), 0);
+                }
+                take_n(p, wave);
+                next += wave;
+        }
+        assert_int_equal(worker_pool_get_busy(p), 0);
+        for (unsigned i = 0; i < N; i++)
+                assert_int_equal(items[i].runs, 1);
+        assert_true(worker_pool_get_n_threads(p) <= 32);
+        assert_null(worker_pool_free(p, NULL));
+}
+
 static void test_bounds(void **state) {
         WorkerPool *p;
 
@@ -115,6 +232,8 @@ int main(void) {
         const struct CMUnitTest tests[] = {
                 cmocka_unit_test(test_runs_all),
                 cmocka_unit_test(test_free_returns_unrun),
+                cmocka_unit_test(test_thread_init_fails),
+                cmocka_unit_test(test_waves),
                 cmocka_unit_test(test_bounds),
         };
         return cmocka_run_group_tests(tests, NULL, NULL);
