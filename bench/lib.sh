@@ -147,20 +147,16 @@ bench_udev_trigger() {
         bdie "udevd did not finish the events, 3 times"
 }
 
-# Make sure a systemd-udevd runs; stop it at exit only if we started it. Only one udevd can run
-# on a machine: one that runs already (another engineer's test, or the system's) is used as is.
+# Make sure a systemd-udevd runs; stop it at exit only if we started it (tests/lib/udevd.sh).
+. "$(dirname "${BASH_SOURCE[0]}")/../tests/lib/udevd.sh"
 bench_udevd() {
-        udevadm control --ping >/dev/null 2>&1 && return 0
-        local udevd
-        udevd=$(command -v systemd-udevd || echo /lib/systemd/systemd-udevd)
-        [ -x "$udevd" ] || bdie "systemd-udevd is not installed (bench/deps)"
-        "$udevd" --daemon
-        bench_on_exit "udevadm control --exit"
-        for _ in $(seq 50); do
-                udevadm control --ping >/dev/null 2>&1 && return 0
-                sleep 0.1
-        done
-        bdie "systemd-udevd did not answer"
+        local r=0
+        udevd_start || r=$?
+        case $r in
+        0) ;;
+        1) bench_on_exit "udevadm control --exit" ;;
+        *) bdie "no systemd-udevd" ;;
+        esac
 }
 
 # Timing uses bash's own clock ($EPOCHREALTIME): a $(...) would fork, and a fork costs

@@ -143,27 +143,16 @@ sysfs_writes() {
 }
 
 # Make sure a systemd-udevd runs; stop it at exit only if we started it (then UDEVD_OURS=1).
+. "$(dirname "${BASH_SOURCE[0]}")/udevd.sh"
 UDEVD_OURS=0
 udevd_ensure() {
-        if udevadm control --ping >/dev/null 2>&1; then
-                return 0
-        fi
-        local udevd
-        udevd=$(command -v systemd-udevd || echo /lib/systemd/systemd-udevd)
-        [ -x "$udevd" ] || fail "systemd-udevd is not installed (apt-get install udev)"
-        # A udevd that was stopped leaves its inotify watches in /run/udev/watch; where /run is
-        # no tmpfs, the next one refuses to clear them, and every new watch whose number is
-        # taken by a stale link is dropped ("Failed to create symlink ... File exists"): no
-        # change events when a device written to is closed. No udevd runs: none is live.
-        pgrep -r R,S,D,I -x systemd-udevd >/dev/null || rm -rf /run/udev/watch /run/udev/watch.old
-        "$udevd" --daemon
-        UDEVD_OURS=1
-        on_exit "udevadm control --exit"
-        for _ in $(seq 50); do
-                udevadm control --ping >/dev/null 2>&1 && return 0
-                sleep 0.1
-        done
-        fail "systemd-udevd did not answer"
+        local r=0
+        udevd_start || r=$?
+        case $r in
+        0) ;;
+        1) UDEVD_OURS=1; on_exit "udevadm control --exit" ;;
+        *) fail "no systemd-udevd" ;;
+        esac
 }
 
 # wait_until TIMEOUT_S CMD...: poll CMD every 50 ms until it succeeds.
