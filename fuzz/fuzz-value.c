@@ -48,7 +48,14 @@ static void check_value(const AttrInfo *a, const char *text) {
                 fuzz_check(v.num == -1 || v.num == 0 || (v.num >= a->min && v.num <= a->max));
                 break;
         case ATTR_KIND_INT:
+        case ATTR_KIND_PERCENT:
                 fuzz_check(v.num >= a->min && v.num <= a->max);
+                break;
+        case ATTR_KIND_CTRL:
+                fuzz_check(v.num == 0 || v.num == 1);
+                break;
+        case ATTR_KIND_NAME:
+                fuzz_check(strv_length(v.list) == 1 && *v.list[0]);
                 break;
         }
 
@@ -58,10 +65,15 @@ static void check_value(const AttrInfo *a, const char *text) {
         fuzz_check(value_parse(a, canonical, &again, NULL) == 0);
         fuzz_check(value_equal(a, &v, &again));
 
-        if (a->kind == ATTR_KIND_SCHEDULER)
+        if (a->kind == ATTR_KIND_SCHEDULER || a->kind == ATTR_KIND_NAME)
                 return;
         fuzz_check(value_sysfs_string(a, v.num, buf, sizeof(buf)) == 0);
-        fuzz_check(safe_atoi64(buf, INT64_MIN, INT64_MAX, &n) == 0 && n == v.num);
+        if (a->kind == ATTR_KIND_PERCENT)
+                fuzz_check(percent_parse(buf, &n) == 0 && n == v.num);
+        else if (a->kind == ATTR_KIND_CTRL)
+                fuzz_check(streq(buf, v.num ? "user" : "auto"));
+        else
+                fuzz_check(safe_atoi64(buf, INT64_MIN, INT64_MAX, &n) == 0 && n == v.num);
 }
 
 static void check_sysfs_number(const char *text) {

@@ -23,6 +23,91 @@ static const AttrInfo attr_table[_ATTR_MAX] = {
                 .follows_scheduler = true,
                 .summary = "request queue depth; a scheduler switch resets it",
         },
+        [ATTR_IOCOST_SOLUTION] = {
+                .id = ATTR_IOCOST_SOLUTION, .key = "iocost.solution", .kind = ATTR_KIND_NAME,
+                .file = ATTR_FILE_NONE,
+                .summary = "take the iocost keys from udev's hwdb (systemd-iocost's IOCOST_QOS_<NAME>, IOCOST_MODEL_<NAME>): a solution name, or \"hwdb\" for systemd's choice",
+        },
+        [ATTR_IOCOST_ALLOW_STATIC_KEY] = {
+                .id = ATTR_IOCOST_ALLOW_STATIC_KEY, .key = "iocost.allow_static_key_kernels",
+                .kind = ATTR_KIND_BOOL, .min = 0, .max = 1, .file = ATTR_FILE_NONE,
+                .summary = "set iocost up on Linux 6.16.0-6.16.3 too (rq-qos static key taken under the queue freeze)",
+        },
+        [ATTR_IOCOST_MODEL_CTRL] = {
+                .id = ATTR_IOCOST_MODEL_CTRL, .key = "iocost.model.ctrl", .kind = ATTR_KIND_CTRL,
+                .min = 0, .max = 1, .file = ATTR_FILE_IOCOST_MODEL, .token = "ctrl",
+                .summary = "io.cost.model: \"auto\" (the kernel's model for the device) or \"user\"",
+        },
+        [ATTR_IOCOST_MODEL_RBPS] = {
+                .id = ATTR_IOCOST_MODEL_RBPS, .key = "iocost.model.rbps", .kind = ATTR_KIND_INT,
+                .min = 0, .max = INT64_MAX, .file = ATTR_FILE_IOCOST_MODEL, .token = "rbps",
+                .summary = "io.cost.model: sequential read bytes per second",
+        },
+        [ATTR_IOCOST_MODEL_RSEQIOPS] = {
+                .id = ATTR_IOCOST_MODEL_RSEQIOPS, .key = "iocost.model.rseqiops", .kind = ATTR_KIND_INT,
+                .min = 0, .max = INT64_MAX, .file = ATTR_FILE_IOCOST_MODEL, .token = "rseqiops",
+                .summary = "io.cost.model: sequential read IOs per second",
+        },
+        [ATTR_IOCOST_MODEL_RRANDIOPS] = {
+                .id = ATTR_IOCOST_MODEL_RRANDIOPS, .key = "iocost.model.rrandiops", .kind = ATTR_KIND_INT,
+                .min = 0, .max = INT64_MAX, .file = ATTR_FILE_IOCOST_MODEL, .token = "rrandiops",
+                .summary = "io.cost.model: random read IOs per second",
+        },
+        [ATTR_IOCOST_MODEL_WBPS] = {
+                .id = ATTR_IOCOST_MODEL_WBPS, .key = "iocost.model.wbps", .kind = ATTR_KIND_INT,
+                .min = 0, .max = INT64_MAX, .file = ATTR_FILE_IOCOST_MODEL, .token = "wbps",
+                .summary = "io.cost.model: sequential write bytes per second",
+        },
+        [ATTR_IOCOST_MODEL_WSEQIOPS] = {
+                .id = ATTR_IOCOST_MODEL_WSEQIOPS, .key = "iocost.model.wseqiops", .kind = ATTR_KIND_INT,
+                .min = 0, .max = INT64_MAX, .file = ATTR_FILE_IOCOST_MODEL, .token = "wseqiops",
+                .summary = "io.cost.model: sequential write IOs per second",
+        },
+        [ATTR_IOCOST_MODEL_WRANDIOPS] = {
+                .id = ATTR_IOCOST_MODEL_WRANDIOPS, .key = "iocost.model.wrandiops", .kind = ATTR_KIND_INT,
+                .min = 0, .max = INT64_MAX, .file = ATTR_FILE_IOCOST_MODEL, .token = "wrandiops",
+                .summary = "io.cost.model: random write IOs per second",
+        },
+        [ATTR_IOCOST_ENABLE] = {
+                .id = ATTR_IOCOST_ENABLE, .key = "iocost.enable", .kind = ATTR_KIND_BOOL,
+                .min = 0, .max = 1, .file = ATTR_FILE_IOCOST_QOS, .token = "enable",
+                .summary = "io.cost.qos: iocost on for the disk (also turns the default wbt off)",
+        },
+        [ATTR_IOCOST_CTRL] = {
+                .id = ATTR_IOCOST_CTRL, .key = "iocost.ctrl", .kind = ATTR_KIND_CTRL,
+                .min = 0, .max = 1, .file = ATTR_FILE_IOCOST_QOS, .token = "ctrl",
+                .summary = "io.cost.qos: \"auto\" (the kernel picks the numbers) or \"user\"",
+        },
+        [ATTR_IOCOST_RPCT] = {
+                .id = ATTR_IOCOST_RPCT, .key = "iocost.rpct", .kind = ATTR_KIND_PERCENT,
+                .min = 0, .max = 10000, .file = ATTR_FILE_IOCOST_QOS, .token = "rpct",
+                .summary = "io.cost.qos: read latency percentile (0-100, two decimals)",
+        },
+        [ATTR_IOCOST_RLAT] = {
+                .id = ATTR_IOCOST_RLAT, .key = "iocost.rlat", .kind = ATTR_KIND_INT,
+                .min = 0, .max = UINT32_MAX, .file = ATTR_FILE_IOCOST_QOS, .token = "rlat",
+                .summary = "io.cost.qos: read latency target in microseconds",
+        },
+        [ATTR_IOCOST_WPCT] = {
+                .id = ATTR_IOCOST_WPCT, .key = "iocost.wpct", .kind = ATTR_KIND_PERCENT,
+                .min = 0, .max = 10000, .file = ATTR_FILE_IOCOST_QOS, .token = "wpct",
+                .summary = "io.cost.qos: write latency percentile (0-100, two decimals)",
+        },
+        [ATTR_IOCOST_WLAT] = {
+                .id = ATTR_IOCOST_WLAT, .key = "iocost.wlat", .kind = ATTR_KIND_INT,
+                .min = 0, .max = UINT32_MAX, .file = ATTR_FILE_IOCOST_QOS, .token = "wlat",
+                .summary = "io.cost.qos: write latency target in microseconds",
+        },
+        [ATTR_IOCOST_MIN] = {
+                .id = ATTR_IOCOST_MIN, .key = "iocost.min", .kind = ATTR_KIND_PERCENT,
+                .min = 100, .max = 1000000, .clamp = true, .file = ATTR_FILE_IOCOST_QOS, .token = "min",
+                .summary = "io.cost.qos: lowest vrate in percent (the kernel clamps to 1-10000)",
+        },
+        [ATTR_IOCOST_MAX] = {
+                .id = ATTR_IOCOST_MAX, .key = "iocost.max", .kind = ATTR_KIND_PERCENT,
+                .min = 100, .max = 1000000, .clamp = true, .file = ATTR_FILE_IOCOST_QOS, .token = "max",
+                .summary = "io.cost.qos: highest vrate in percent (the kernel clamps to 1-10000)",
+        },
         [ATTR_WBT_LAT_USEC] = {
                 .id = ATTR_WBT_LAT_USEC, .key = "wbt_lat_usec", .path = "queue/wbt_lat_usec",
                 .property = "WbtLatUsec", .kind = ATTR_KIND_WBT, .min = 1, .max = 60 * 1000 * 1000,
@@ -93,6 +178,13 @@ const AttrInfo *attr_get(AttrId id) {
         if ((unsigned) id >= _ATTR_MAX)
                 return NULL;
         return &attr_table[id];
+}
+
+const AttrInfo *attr_from_token(AttrFile file, const char *token) {
+        for (size_t i = 0; i < ELEMENTSOF(attr_table); i++)
+                if (attr_table[i].file == file && attr_table[i].token && streq(attr_table[i].token, token))
+                        return &attr_table[i];
+        return NULL;
 }
 
 const AttrInfo *attr_from_key(const char *key) {
@@ -225,7 +317,7 @@ int value_copy(const Value *src, Value *dst) {
 }
 
 bool value_equal(const AttrInfo *a, const Value *x, const Value *y) {
-        if (a->kind != ATTR_KIND_SCHEDULER)
+        if (a->kind != ATTR_KIND_SCHEDULER && a->kind != ATTR_KIND_NAME)
                 return x->num == y->num;
         if (strv_length(x->list) != strv_length(y->list))
                 return false;
@@ -233,6 +325,60 @@ bool value_equal(const AttrInfo *a, const Value *x, const Value *y) {
                 if (!streq(x->list[i], y->list[i]))
                         return false;
         return true;
+}
+
+int percent_parse(const char *text, int64_t *ret) {
+        int64_t whole = 0, frac = 0;
+        size_t nw = 0, nf = 0;
+        const char *p = text;
+
+        /* cgroup_parse_float(s, 2): "95", "95.", "95.5", "95.555" (rounded to the closest
+         * hundredth, as DIV_ROUND_CLOSEST_ULL does). Stricter than the kernel's sscanf(): no
+         * sign, no blanks, nothing after the digits. */
+        for (; *p >= '0' && *p <= '9'; p++, nw++) {
+                if (nw >= 12)
+                        return -ERANGE;
+                whole = whole * 10 + (*p - '0');
+        }
+        if (nw == 0)
+                return -EINVAL;
+        if (*p == '.') {
+                int64_t div = 1;
+
+                for (p++; *p >= '0' && *p <= '9'; p++, nf++) {
+                        if (nf >= 18)
+                                return -EINVAL;
+                        frac = frac * 10 + (*p - '0');
+                }
+                if (nf < 2)
+                        frac *= nf == 0 ? 100 : 10;
+                else {
+                        for (size_t i = 2; i < nf; i++)
+                                div *= 10;
+                        frac = (frac + div / 2) / div;
+                }
+        }
+        if (*p)
+                return -EINVAL;
+        *ret = whole * 100 + frac;
+        return 0;
+}
+
+static int parse_name(const char *text, Value *ret, const char **ret_error) {
+        _cleanup_(strv_freep) char **list = NULL;
+        size_t n = 0;
+
+        for (const char *p = text; *p; p++, n++)
+                if (n >= 64 || !((*p >= 'a' && *p <= 'z') || (*p >= 'A' && *p <= 'Z') ||
+                                 (*p >= '0' && *p <= '9') || *p == '-' || *p == '_')) {
+                        *ret_error = "not a name (letters, digits, '-', '_', at most 64)";
+                        return -EINVAL;
+                }
+        list = calloc(2, sizeof(char *));
+        if (!list || !(list[0] = strdup(text)))
+                return -ENOMEM;
+        *ret = (Value) { .list = TAKE_PTR(list) };
+        return 0;
 }
 
 static int parse_scheduler_list(const char *text, Value *ret, const char **ret_error) {
@@ -290,6 +436,31 @@ int value_parse(const AttrInfo *a, const char *text, Value *ret, const char **re
         case ATTR_KIND_SCHEDULER:
                 return parse_scheduler_list(text, ret, ret_error);
 
+        case ATTR_KIND_NAME:
+                return parse_name(text, ret, ret_error);
+
+        case ATTR_KIND_CTRL:
+                if (!streq(text, "auto") && !streq(text, "user")) {
+                        *ret_error = "not \"auto\" or \"user\"";
+                        return -EINVAL;
+                }
+                *ret = (Value) { .num = streq(text, "user") };
+                return 0;
+
+        case ATTR_KIND_PERCENT:
+                r = percent_parse(text, &v);
+                if (r == -EINVAL) {
+                        *ret_error = "not a percentage (digits, at most two decimals count: \"95.5\")";
+                        return r;
+                }
+                if (r < 0 || (!a->clamp && (v < a->min || v > a->max))) {
+                        *ret_error = a->clamp ? "value out of range" : "value out of range (0-100)";
+                        return -ERANGE;
+                }
+                /* The kernel clamps min and max to 1-10000%: so does the comparison. */
+                *ret = (Value) { .num = v < a->min ? a->min : v > a->max ? a->max : v };
+                return 0;
+
         case ATTR_KIND_BOOL:
                 r = parse_boolean(text);
                 if (r < 0) {
@@ -330,7 +501,12 @@ int value_parse(const AttrInfo *a, const char *text, Value *ret, const char **re
 char *value_to_string(const AttrInfo *a, const Value *v) {
         switch (a->kind) {
         case ATTR_KIND_SCHEDULER:
+        case ATTR_KIND_NAME:
                 return strv_join(v->list, " ");
+        case ATTR_KIND_CTRL:
+                return strdup(v->num ? "user" : "auto");
+        case ATTR_KIND_PERCENT:
+                return strdup_printf("%" PRIi64 ".%02" PRIi64, v->num / 100, v->num % 100);
         case ATTR_KIND_WBT:
                 if (v->num == -1)
                         return strdup("default");
@@ -345,9 +521,19 @@ char *value_to_string(const AttrInfo *a, const Value *v) {
 int value_sysfs_string(const AttrInfo *a, int64_t num, char *buf, size_t size) {
         int n;
 
-        if (a->kind == ATTR_KIND_SCHEDULER)
+        switch (a->kind) {
+        case ATTR_KIND_SCHEDULER:
+        case ATTR_KIND_NAME:
                 return -EINVAL;
-        n = snprintf(buf, size, "%" PRIi64, num);
+        case ATTR_KIND_CTRL:
+                n = snprintf(buf, size, "%s", num ? "user" : "auto");
+                break;
+        case ATTR_KIND_PERCENT:
+                n = snprintf(buf, size, "%" PRIi64 ".%02" PRIi64, num / 100, num % 100);
+                break;
+        default:
+                n = snprintf(buf, size, "%" PRIi64, num);
+        }
         if (n < 0 || (size_t) n >= size)
                 return -ENOBUFS;
         return 0;

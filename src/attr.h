@@ -18,6 +18,25 @@ typedef enum AttrId {
         ATTR_SCHEDULER,
         ATTR_IOSCHED,           /* queue/iosched/<tunable>, config key "iosched.<tunable>" */
         ATTR_NR_REQUESTS,
+        /* iocost: the cgroup v2 root's io.cost.model, then io.cost.qos (whose enable=1 turns
+         * the default wbt off: wbt is decided after it). One write line per file. */
+        ATTR_IOCOST_SOLUTION,           /* resolves to the keys below from udev's hwdb */
+        ATTR_IOCOST_ALLOW_STATIC_KEY,   /* an opt-in, no kernel value */
+        ATTR_IOCOST_MODEL_CTRL,
+        ATTR_IOCOST_MODEL_RBPS,
+        ATTR_IOCOST_MODEL_RSEQIOPS,
+        ATTR_IOCOST_MODEL_RRANDIOPS,
+        ATTR_IOCOST_MODEL_WBPS,
+        ATTR_IOCOST_MODEL_WSEQIOPS,
+        ATTR_IOCOST_MODEL_WRANDIOPS,
+        ATTR_IOCOST_ENABLE,
+        ATTR_IOCOST_CTRL,
+        ATTR_IOCOST_RPCT,
+        ATTR_IOCOST_RLAT,
+        ATTR_IOCOST_WPCT,
+        ATTR_IOCOST_WLAT,
+        ATTR_IOCOST_MIN,
+        ATTR_IOCOST_MAX,
         ATTR_WBT_LAT_USEC,
         ATTR_MAX_SECTORS_KB,
         ATTR_RQ_AFFINITY,
@@ -33,7 +52,19 @@ typedef enum AttrKind {
         ATTR_KIND_INT,          /* decimal integer in [min, max] */
         ATTR_KIND_BOOL,         /* 0 or 1; the config also takes yes/no/true/false/on/off */
         ATTR_KIND_WBT,          /* microseconds, "default" (-1) or "off" (0) */
+        ATTR_KIND_CTRL,         /* iocost's ctrl: "auto" (0) or "user" (1) */
+        ATTR_KIND_PERCENT,      /* hundredths of a percent, written "95.50" (cgroup_parse_float) */
+        ATTR_KIND_NAME,         /* a name (list[0]): an iocost solution or "hwdb" */
 } AttrKind;
+
+/* Where an attribute lives. */
+typedef enum AttrFile {
+        ATTR_FILE_QUEUE,        /* sysfs, below the disk */
+        ATTR_FILE_IOCOST_MODEL, /* <cgroup2 root>/io.cost.model, the disk's MAJ:MIN line */
+        ATTR_FILE_IOCOST_QOS,   /* <cgroup2 root>/io.cost.qos */
+        ATTR_FILE_NONE,         /* an option of iosched itself: nothing to read or write */
+        _ATTR_FILE_MAX,
+} AttrFile;
 
 typedef struct AttrInfo {
         AttrId id;
@@ -43,14 +74,24 @@ typedef struct AttrInfo {
         AttrKind kind;
         int64_t min, max;
         bool follows_scheduler; /* a scheduler switch resets or changes it: plan it after one */
+        bool clamp;             /* PERCENT: out of [min, max] is clamped, as the kernel does */
+        AttrFile file;
+        const char *token;      /* iocost: the kernel's "token=" in the file's line */
         const char *summary;
 } AttrInfo;
 
 #define IOSCHED_KEY_PREFIX "iosched."
+#define ATTR_BIT(id) (UINT32_C(1) << (id))
+#define ATTR_IOCOST_BITS_MASK                                                                   \
+        (((ATTR_BIT(ATTR_IOCOST_MAX) << 1) - 1) & ~(ATTR_BIT(ATTR_IOCOST_SOLUTION) - 1))
 #define SCHEDULER_NAME_MAX 15   /* the kernel's ELV_NAME_MAX is 16 with the NUL */
 #define TUNABLE_NAME_MAX 64
 
+_Static_assert(_ATTR_MAX <= 32, "DiskLoad.attrs has one bit per attribute");
+
 const AttrInfo *attr_get(AttrId id);
+/* The attribute of an iocost file with the kernel's token ("rpct"), or NULL. */
+const AttrInfo *attr_from_token(AttrFile file, const char *token);
 const AttrInfo *attr_from_key(const char *key);
 
 /**
@@ -89,6 +130,15 @@ char *value_to_string(const AttrInfo *a, const Value *v);
 
 /* The string written to sysfs for a single value (not for schedulers). */
 int value_sysfs_string(const AttrInfo *a, int64_t num, char *buf, size_t size);
+
+/**
+ * percent_parse() - parse a percentage as the kernel's cgroup_parse_float(text, 2) does
+ * @text: "95", "95.5", "99.999"
+ * @ret: hundredths of a percent (9500, 9550, 10000)
+ *
+ * Return: 0; -EINVAL for anything but digits with an optional fraction; -ERANGE past 10^12.
+ */
+int percent_parse(const char *text, int64_t *ret);
 
 bool scheduler_name_is_valid(const char *name);
 const char *scheduler_canonical(const char *name);    /* "deadline" -> "mq-deadline" */

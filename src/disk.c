@@ -228,6 +228,8 @@ Disk *disk_new(const char *name) {
         d->transport = TRANSPORT_OTHER;
         for (size_t i = 0; i < _ATTR_MAX; i++)
                 d->attrs[i].err = -ENOENT;
+        for (size_t i = 0; i < _ATTR_FILE_MAX; i++)
+                d->iocost[i].err = -ENOENT;
         return d;
 }
 
@@ -253,6 +255,9 @@ Disk *disk_free(Disk *d) {
                 attr_state_done(&d->tunables[i].state);
         }
         free(d->tunables);
+        for (size_t i = 0; i < _ATTR_FILE_MAX; i++)
+                iocost_state_done(&d->iocost[i]);
+        strv_free(d->hwdb);
         free(d);
         return NULL;
 }

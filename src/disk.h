@@ -4,6 +4,7 @@
 #include <stdint.h>
 
 #include "attr.h"
+#include "iocost.h"
 
 typedef enum Transport {
         TRANSPORT_NVME,
@@ -101,6 +102,11 @@ typedef struct Disk {
         AttrState attrs[_ATTR_MAX];     /* ATTR_SCHEDULER and ATTR_IOSCHED unused */
         Tunable *tunables;      /* of the current scheduler */
         size_t n_tunables;
+
+        /* iocost: the disk's lines of io.cost.model and io.cost.qos (by AttrFile). */
+        IocostState iocost[_ATTR_FILE_MAX];
+        bool rqos_static_key;   /* the running kernel sets rq-qos up with a static key */
+        char **hwdb;            /* udev's IOCOST_* properties of the disk ("KEY=value") */
 } Disk;
 
 Disk *disk_free(Disk *d);

@@ -152,6 +152,49 @@ static void test_values(void **state) {
         parse_bad(ATTR_SCHEDULER, "a b c d e f g h i", -EINVAL);
 }
 
+/* Percentages as blk-iocost.c parses them: cgroup_parse_float(buf, 2). */
+static void test_percent(void **state) {
+        static const struct {
+                const char *text;
+                int r;
+                int64_t v;
+        } cases[] = {
+                { "95", 0, 9500 },     { "95.", 0, 9500 },     { "95.5", 0, 9550 },
+                { "95.50", 0, 9550 },  { "95.555", 0, 9556 },  { "95.554", 0, 9555 },
+                { "99.995", 0, 10000 }, { "0", 0, 0 },         { "0.004", 0, 0 },
+                { "0.005", 0, 1 },     { "", -EINVAL, 0 },     { ".5", -EINVAL, 0 },
+                { "-1", -EINVAL, 0 },  { "1e2", -EINVAL, 0 },  { "5%", -EINVAL, 0 },
+                { " 5", -EINVAL, 0 },  { "1.2.3", -EINVAL, 0 }, { "1234567890123", -ERANGE, 0 },
+        };
+        const AttrInfo *min = attr_from_key("iocost.min"), *rpct = attr_from_key("iocost.rpct");
+        _cleanup_(value_done) Value v = {};
+        const char *error;
+        char *t;
+
+        for (size_t i = 0; i < ELEMENTSOF(cases); i++) {
+                int64_t n = -1;
+
+                assert_int_equal(percent_parse(cases[i].text, &n), cases[i].r);
+                if (cases[i].r == 0)
+                        assert_int_equal(n, cases[i].v);
+        }
+        /* min and max are clamped to 1-10000% by the kernel: the same value compares equal */
+        assert_int_equal(value_parse(min, "0.5", &v, &error), 0);
+        assert_int_equal(v.num, 100);
+        assert_int_equal(value_parse(min, "20000", &v, &error), 0);
+        assert_int_equal(v.num, 1000000);
+        t = value_to_string(min, &v);
+        assert_string_equal(t, "10000.00");
+        free(t);
+        assert_int_equal(value_parse(rpct, "100", &v, &error), 0);
+        t = value_to_string(rpct, &v);
+        assert_string_equal(t, "100.00");
+        free(t);
+        assert_int_equal(value_parse(rpct, "100.004", &v, &error), 0);
+        assert_int_equal(v.num, 10000);
+        assert_int_equal(value_parse(rpct, "100.005", &v, &error), -ERANGE);
+}
+
 static void test_keys(void **state) {
         const AttrInfo *a;
         char *t = NULL;
@@ -172,14 +215,22 @@ static void test_keys(void **state) {
         assert_true(tunable_belongs_to("deadline", "fifo_batch"));
         assert_false(tunable_belongs_to("bfq", "fifo_batch"));
         assert_false(tunable_belongs_to(NULL, "fifo_batch"));
-        /* Every attribute but the tunables has a key, a path and a property. */
+        /* Every queue attribute but the tunables has a key, a path and a property; every
+         * iocost attribute a key and the kernel's token, and no sysfs path. */
         for (AttrId id = 0; id < _ATTR_MAX; id++) {
                 a = attr_get(id);
                 assert_int_equal(a->id, id);
-                if (id != ATTR_IOSCHED) {
+                if (id == ATTR_IOSCHED)
+                        continue;
+                assert_ptr_equal(attr_from_key(a->key), a);
+                if (a->file == ATTR_FILE_QUEUE) {
                         assert_non_null(a->path);
                         assert_non_null(a->property);
-                        assert_ptr_equal(attr_from_key(a->key), a);
+                } else {
+                        assert_null(a->path);
+                        assert_true(startswith(a->key, "iocost."));
+                        if (a->file != ATTR_FILE_NONE)
+                                assert_ptr_equal(attr_from_token(a->file, a->token), a);
                 }
         }
 }
@@ -215,6 +266,7 @@ int main(void) {
                 cmocka_unit_test(test_transport),
                 cmocka_unit_test(test_values),
                 cmocka_unit_test(test_keys),
+                cmocka_unit_test(test_percent),
         };
         return cmocka_run_group_tests(tests, NULL, NULL);
 }

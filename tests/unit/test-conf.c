@@ -118,6 +118,14 @@ static void test_errors(void **state) {
         expect_error("[rule a]\nmatch.name = x\nwbt_lat_usec = -5\n", 3, "wbt_lat_usec");
         expect_error("[rule a]\nmatch.name = x\nscheduler = ../../etc\n", 3, "invalid scheduler name");
         expect_error("[rule a]\nmatch.name = x\nadd_random = maybe\n", 3, "boolean");
+        expect_error("[rule a]\nmatch.name = x\niocost.rpct = 100.01\n", 3, "invalid value \"100.01\" for iocost.rpct: value out of range (0-100)");
+        expect_error("[rule a]\nmatch.name = x\niocost.wpct = -1\n", 3, "not a percentage");
+        expect_error("[rule a]\nmatch.name = x\niocost.min = 5%\n", 3, "not a percentage");
+        expect_error("[rule a]\nmatch.name = x\niocost.ctrl = manual\n", 3, "\"auto\" or \"user\"");
+        expect_error("[rule a]\nmatch.name = x\niocost.rlat = 4294967296\n", 3, "out of range");
+        expect_error("[rule a]\nmatch.name = x\niocost.model.rbps = -1\n", 3, "iocost.model.rbps");
+        expect_error("[rule a]\nmatch.name = x\niocost.enable = 2\n", 3, "boolean");
+        expect_error("[rule a]\nmatch.name = x\niocost.solution = a/b\n", 3, "not a name");
         expect_error("[rule a]\nmatch.name = sd[ab\n", 2, "invalid glob");
         expect_error("[rule a]\nmatch.name = sd\\\n", 2, "invalid glob");
         expect_error("[rule a]\nmatch.transport = firewire\n", 2, "unknown transport");
