@@ -76,7 +76,7 @@ static int action_set_failure(Action *a, Outcome o, int error, const char *fmt, 
 }
 
 /* Read the attribute back and decide it again: a confirmed write decides as "skip". */
-static int confirm(Sysfs *s, Disk *d, const ResolvedSetting *rs, Action *a) {
+static int confirm(Sysfs *s, Disk *d, const Resolved *res, const ResolvedSetting *rs, Action *a) {
         _cleanup_(action_done) Action again = {};
         int r;
 
@@ -95,7 +95,7 @@ static int confirm(Sysfs *s, Disk *d, const ResolvedSetting *rs, Action *a) {
                                           "written, but the kernel reads back \"%s\"",
                                           strna(d->scheduler));
         }
-        r = plan_decide(d, rs, NULL, &again);
+        r = plan_decide(d, res, rs, NULL, &again);
         if (r < 0)
                 return r;
         free(a->result);
@@ -132,6 +132,95 @@ static int apply_scheduler(Sysfs *s, Disk *d, Action *a) {
                         break;
         }
         return -EINVAL;
+}
+
+static Outcome outcome_of(ActionType t) {
+        switch (t) {
+        case ACTION_SKIP:
+                return OUTCOME_SKIPPED;
+        case ACTION_UNSUPPORTED:
+                return OUTCOME_UNSUPPORTED;
+        case ACTION_REFUSED:
+                return OUTCOME_REFUSED;
+        default:
+                return OUTCOME_PLANNED;
+        }
+}
+
+/* The keys of one io.cost.* file (consecutive in plan order, from @first): one write of the
+ * line with every one that differs, then each read back and decided again. */
+static int apply_iocost(Sysfs *s, Disk *d, const Resolved *r, Plan *plan, size_t first,
+                        size_t *ret_end, bool *gone) {
+        AttrFile f = plan->actions[first].attr->file;
+        _cleanup_(freep) char *line = NULL;
+        size_t end = first;
+        int k, reload = 0;
+
+        while (end < plan->n_actions && plan->actions[end].attr->file == f)
+                end++;
+        *ret_end = end;
+        line = iocost_write_line(d->devnum, plan->actions + first, end - first, f);
+        if (!line)
+                return -ENOMEM;
+
+        k = write_retrying(s, d->name, plan->actions[first].attr, NULL, line);
+        if (k == -ENOMEM)
+                return k;
+        if (k >= 0)
+                reload = sysfs_reload_settings(s, d);
+        if ((k < 0 && ERRNO_IS_GONE(k) && disk_is_gone(s, d)) || reload < 0)
+                *gone = true;
+
+        for (size_t i = first; i < end; i++) {
+                const ResolvedSetting *rs = &r->settings[i];
+                _cleanup_(action_done) Action again = {};
+                Action *a = &plan->actions[i];
+
+                if (a->type != ACTION_WRITE) {
+                        a->outcome = outcome_of(a->type);
+                        continue;
+                }
+                if (*gone) {
+                        a->outcome = OUTCOME_GONE;
+                        a->error = k < 0 ? k : reload;
+                        continue;
+                }
+                if (k < 0) {
+                        if (action_set_failure(a, OUTCOME_FAILED, k, "writing \"%s\" failed: %s", line,
+                                               strerror(-k)) < 0)
+                                return -ENOMEM;
+                        continue;
+                }
+                if (plan_decide(d, r, rs, NULL, &again) < 0)
+                        return -ENOMEM;
+                if (free_and_strdup(&a->result, again.current) < 0)
+                        return -ENOMEM;
+                if (again.type == ACTION_SKIP)
+                        a->outcome = OUTCOME_WRITTEN;
+                else if (action_set_failure(a, OUTCOME_FAILED, -EIO, "wrote \"%s\", but the kernel reads back \"%s\"",
+                                            line, strna(again.current)) < 0)
+                        return -ENOMEM;
+        }
+        log_debug("%s: wrote \"%s\"", d->name, line);
+        return 0;
+}
+
+/* A write can change other attributes: a scheduler switch resets the tunables and
+ * nr_requests and may change wbt; a queue limit raises read_ahead_kb; iocost's enable turns
+ * the default wbt off. The disk was read again: decide what follows on the values read now. */
+static int replan_rest(const Disk *d, const Resolved *r, Plan *plan, size_t from) {
+        _cleanup_(plan_freep) Plan *again = NULL;
+        int k;
+
+        k = plan_build(d, r, &again);
+        if (k < 0)
+                return k;
+        for (size_t j = from; j < plan->n_actions; j++) {
+                action_done(&plan->actions[j]);
+                plan->actions[j] = again->actions[j];
+                again->actions[j] = (Action) {};
+        }
+        return 0;
 }
 
 static int report_append(Plan *report, Action *a) {
@@ -192,6 +281,27 @@ int apply_disk(Sysfs *s, Disk *d, const Resolved *r, ApplyFlags flags, Plan **re
                 const ResolvedSetting *rs = &r->settings[i];
                 bool changed = false;
 
+                if (!gone && a->type == ACTION_WRITE && !(flags & APPLY_DRY_RUN) &&
+                    (a->attr->file == ATTR_FILE_IOCOST_QOS || a->attr->file == ATTR_FILE_IOCOST_MODEL)) {
+                        size_t end;
+
+                        k = apply_iocost(s, d, r, plan, i, &end, &gone);
+                        if (k < 0)
+                                return k;
+                        for (; i < end; i++) {
+                                count(stats, &plan->actions[i]);
+                                k = report_append(report, &plan->actions[i]);
+                                if (k < 0)
+                                        return k;
+                        }
+                        if (!gone) {
+                                k = replan_rest(d, r, plan, i);
+                                if (k < 0)
+                                        return k;
+                        }
+                        continue;
+                }
+
                 if (gone) {
                         a->outcome = OUTCOME_GONE;
                 } else if (a->type == ACTION_SKIP) {
@@ -219,7 +329,7 @@ int apply_disk(Sysfs *s, Disk *d, const Resolved *r, ApplyFlags flags, Plan **re
                                 if (k < 0)
                                         return k;
                         } else {
-                                k = confirm(s, d, rs, a);
+                                k = confirm(s, d, r, rs, a);
                                 if (k >= 0 && a->outcome == OUTCOME_FAILED && disk_is_gone(s, d))
                                         /* What was read back is another device's value: ours
                                          * went away after the write, and a new one took its
@@ -236,7 +346,7 @@ int apply_disk(Sysfs *s, Disk *d, const Resolved *r, ApplyFlags flags, Plan **re
                                                   d->name, a->key, strna(a->result));
                                         k = write_retrying(s, d->name, a->attr, a->tunable, a->write);
                                         if (k >= 0)
-                                                k = confirm(s, d, rs, a);
+                                                k = confirm(s, d, r, rs, a);
                                         else if (ERRNO_IS_GONE(k) && (write_proves_gone(a, k) || disk_is_gone(s, d)))
                                                 k = -ENODEV;
                                         else if (k != -ENOMEM) {
@@ -263,20 +373,10 @@ int apply_disk(Sysfs *s, Disk *d, const Resolved *r, ApplyFlags flags, Plan **re
                 i++;
 
                 if (changed) {
-                        /* A write can change other attributes: a scheduler switch resets the
-                         * tunables and nr_requests and may change wbt; a queue limit raises
-                         * read_ahead_kb. confirm() read the disk again: decide what follows
-                         * on the values read now. */
-                        _cleanup_(plan_freep) Plan *again = NULL;
-
-                        k = plan_build(d, r, &again);
+                        /* confirm() read the disk again. */
+                        k = replan_rest(d, r, plan, i);
                         if (k < 0)
                                 return k;
-                        for (size_t j = i; j < plan->n_actions; j++) {
-                                action_done(&plan->actions[j]);
-                                plan->actions[j] = again->actions[j];
-                                again->actions[j] = (Action) {};
-                        }
                 }
         }
 

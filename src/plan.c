@@ -246,7 +246,172 @@ static int decide_number(const Disk *d, const Setting *s, const AttrState *st, A
         return set_write(a, want, "%" PRIi64 " -> %" PRIi64, st->value.num, want);
 }
 
-int plan_decide(const Disk *d, const ResolvedSetting *rs, const char *switch_to, Action *ret) {
+static int set_iocost_write(Action *a, int64_t num, const char *fmt, ...) _printf_(3, 4);
+static int set_iocost_write(Action *a, int64_t num, const char *fmt, ...) {
+        char buf[32];
+        va_list ap;
+        int r;
+
+        r = value_sysfs_string(a->attr, num, buf, sizeof(buf));
+        if (r < 0)
+                return r;
+        free(a->write);
+        a->write = strdup_printf("%s=%s", a->attr->token, buf);
+        if (!a->write)
+                return -ENOMEM;
+        a->type = ACTION_WRITE;
+        free(a->reason);
+        va_start(ap, fmt);
+        r = vasprintf(&a->reason, fmt, ap);
+        va_end(ap);
+        if (r < 0) {
+                a->reason = NULL;
+                return -ENOMEM;
+        }
+        return 0;
+}
+
+static const char *iocost_not_applicable(const Disk *d, AttrFile f) {
+        switch (d->iocost[f].err) {
+        case 0:
+        case -ENODATA:
+                return NULL;
+        case -ENOENT:
+                return "not applicable on this system: no cgroup v2 hierarchy with the io controller";
+        case -EBADMSG:
+                return "the kernel's line for this disk cannot be parsed";
+        case -EACCES:
+        case -EPERM:
+                return "the cgroup file cannot be read (permission denied)";
+        default:
+                return "the cgroup file cannot be read";
+        }
+}
+
+/* What the merged policy wants for the ctrl of @f: an explicit iocost[.model].ctrl, else
+ * "user" as soon as one number of the file is set (the kernel makes any number user's). */
+static bool iocost_want_user(const Resolved *r, AttrFile f, const ResolvedSetting **ret_ctrl) {
+        AttrId ctrl = f == ATTR_FILE_IOCOST_QOS ? ATTR_IOCOST_CTRL : ATTR_IOCOST_MODEL_CTRL;
+        const ResolvedSetting *c = resolved_find(r, ctrl, NULL);
+
+        *ret_ctrl = c;
+        if (c)
+                return c->setting->value.num == 1;
+        for (size_t i = 0; i < r->n_settings; i++) {
+                const AttrInfo *a = r->settings[i].setting->attr;
+
+                if (a->file == f && a->id != ctrl && a->id != ATTR_IOCOST_ENABLE)
+                        return true;
+        }
+        return false;
+}
+
+static int64_t iocost_effective(const Disk *d, const Resolved *r, AttrId id, int64_t dflt) {
+        const ResolvedSetting *rs = resolved_find(r, id, NULL);
+
+        if (rs)
+                return rs->setting->value.num;
+        if (d->iocost[ATTR_FILE_IOCOST_QOS].err == 0)
+                return d->iocost[ATTR_FILE_IOCOST_QOS].num[id];
+        return dflt;
+}
+
+static int decide_iocost_option(const Disk *d, const Resolved *r, const Setting *s, Action *a) {
+        if (s->attr->id == ATTR_IOCOST_ALLOW_STATIC_KEY)
+                return set_decision(a, ACTION_SKIP, "an opt-in of iosched; %s",
+                                    d->rqos_static_key ? "this kernel sets rq-qos up with the static key"
+                                                       : "this kernel does not need it");
+        if (r->iocost_solution)
+                return set_decision(a, ACTION_SKIP, "hwdb solution \"%s\" gives the iocost keys not set explicitly",
+                                    r->iocost_solution);
+        return set_decision(a, ACTION_UNSUPPORTED, "%s",
+                            r->iocost_solution_err == -ENOENT
+                                    ? "the disk has no IOCOST_SOLUTIONS in udev's hwdb"
+                                    : "the disk's hwdb has no IOCOST_QOS_<NAME> and IOCOST_MODEL_<NAME> for it");
+}
+
+/* io.cost.qos and io.cost.model: each key on its own; apply joins a file's writes in one line. */
+static int decide_iocost(const Disk *d, const Resolved *r, const Setting *s, Action *a) {
+        AttrFile f = s->attr->file;
+        const IocostState *st = &d->iocost[f];
+        const ResolvedSetting *ctrl, *allow;
+        bool absent = st->err == -ENODATA, want_user, cur_user;
+        AttrId id = s->attr->id;
+        int64_t want = s->value.num, cur;
+        char buf[32];
+        const char *na;
+        int k;
+
+        if (f == ATTR_FILE_NONE)
+                return decide_iocost_option(d, r, s, a);
+        na = iocost_not_applicable(d, f);
+        if (na)
+                return set_decision(a, ACTION_UNSUPPORTED, "%s", na);
+        if (!d->has_scheduler_file)
+                return set_decision(a, ACTION_UNSUPPORTED, "bio-based queue: iocost needs blk-mq");
+
+        want_user = iocost_want_user(r, f, &ctrl);
+        cur_user = !absent && st->num[f == ATTR_FILE_IOCOST_QOS ? ATTR_IOCOST_CTRL : ATTR_IOCOST_MODEL_CTRL];
+        cur = absent ? 0 : st->num[id];
+        if (absent)
+                a->current = strdup("not set up");
+        else {
+                if (value_sysfs_string(s->attr, cur, buf, sizeof(buf)) < 0)
+                        return -EINVAL;
+                a->current = strdup(buf);
+        }
+        if (!a->current)
+                return -ENOMEM;
+
+        if (s->attr->kind == ATTR_KIND_CTRL || id == ATTR_IOCOST_ENABLE) {
+                if (cur == want)
+                        k = set_decision(a, ACTION_SKIP, absent ? "iocost is not set up on this disk: already %s"
+                                                                : "already %s", s->text);
+                else
+                        k = set_iocost_write(a, want, "%s -> %s", a->current, s->text);
+        } else if (!want_user)
+                return set_decision(a, ACTION_REFUSED,
+                                    "ignored: %s = auto (%s:%u) lets the kernel choose the numbers",
+                                    ctrl->setting->key, ctrl->rule->file, ctrl->setting->line);
+        else if (absent)
+                k = set_iocost_write(a, want, "iocost is not set up on this disk");
+        else if (!cur_user)
+                k = set_iocost_write(a, want, "%s chosen by the kernel (ctrl=auto) -> %s", a->current, s->text);
+        else if (cur == want)
+                k = set_decision(a, ACTION_SKIP, "already %s", s->text);
+        else
+                k = set_iocost_write(a, want, "%s -> %s", a->current, s->text);
+        if (k < 0 || a->type != ACTION_WRITE)
+                return k;
+
+        if (id == ATTR_IOCOST_MIN || id == ATTR_IOCOST_MAX) {
+                /* The kernel refuses min above max, taking the other from its current
+                 * parameters (1% and 10000% when iocost is not set up yet). */
+                int64_t lo = iocost_effective(d, r, ATTR_IOCOST_MIN, 100);
+                int64_t hi = iocost_effective(d, r, ATTR_IOCOST_MAX, 1000000);
+
+                if (lo > hi)
+                        return set_decision(a, ACTION_REFUSED,
+                                            "min %" PRIi64 ".%02" PRIi64 " would be above max %" PRIi64
+                                            ".%02" PRIi64 ": the kernel refuses it (EINVAL)",
+                                            lo / 100, lo % 100, hi / 100, hi % 100);
+        }
+
+        /* Setting iocost up on a disk adds an rq-qos policy: on 6.16.0-6.16.3 that does
+         * static_branch_inc() under the queue freeze (seed 004). */
+        allow = resolved_find(r, ATTR_IOCOST_ALLOW_STATIC_KEY, NULL);
+        if (absent && d->rqos_static_key && !(allow && allow->setting->value.num == 1))
+                return set_decision(a, ACTION_REFUSED,
+                                    "refused on this kernel: Linux 6.16.0-6.16.3 take cpu_hotplug_lock under the "
+                                    "queue freeze when iocost is first set up on a disk (rq-qos static key, a "
+                                    "lockdep deadlock; fixed in 6.16.4 and 6.17 by \"block: blk-rq-qos: replace "
+                                    "static key with atomic bitop\"); set iocost.allow_static_key_kernels = yes "
+                                    "to do it anyway");
+        return 0;
+}
+
+int plan_decide(const Disk *d, const Resolved *res, const ResolvedSetting *rs, const char *switch_to,
+                Action *ret) {
         _cleanup_(action_done) Action a = {};
         const Setting *s = rs->setting;
         const char *final_scheduler = switch_to ?: d->scheduler;
@@ -309,6 +474,10 @@ int plan_decide(const Disk *d, const ResolvedSetting *rs, const char *switch_to,
                 r = decide_wbt(d, s, final_scheduler, &a);
                 break;
         default:
+                if (s->attr->file != ATTR_FILE_QUEUE) {
+                        r = decide_iocost(d, res, s, &a);
+                        break;
+                }
                 r = decide_number(d, s, &d->attrs[s->attr->id], &a);
                 break;
         }
@@ -342,7 +511,7 @@ int plan_build(const Disk *d, const Resolved *r, Plan **ret) {
         for (size_t i = 0; i < r->n_settings; i++) {
                 Action *a = &p->actions[p->n_actions];
 
-                k = plan_decide(d, &r->settings[i], switch_to, a);
+                k = plan_decide(d, r, &r->settings[i], switch_to, a);
                 if (k < 0)
                         return k;
                 p->n_actions++;
@@ -352,4 +521,24 @@ int plan_build(const Disk *d, const Resolved *r, Plan **ret) {
 
         *ret = TAKE_PTR(p);
         return 0;
+}
+
+char *iocost_write_line(const char *devnum, const Action *actions, size_t n, AttrFile file) {
+        _cleanup_(freep) char *line = NULL;
+
+        for (size_t i = 0; i < n; i++) {
+                const Action *a = &actions[i];
+                char *l;
+
+                if (a->attr->file != file || a->type != ACTION_WRITE || !a->write)
+                        continue;
+                l = strdup_printf("%s %s", line ?: devnum, a->write);
+                if (!l)
+                        return NULL;
+                free(line);
+                line = l;
+        }
+        if (!line)
+                errno = 0;
+        return TAKE_PTR(line);
 }

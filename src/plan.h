@@ -78,8 +78,27 @@ void plan_count(const Plan *p, unsigned counts[_ACTION_MAX]);
 
 /**
  * plan_decide() - decide one setting against a disk; the core of plan_build()
+ * @d: the disk as read
+ * @r: all the resolved settings (iocost keys are decided together: ctrl, min <= max)
+ * @rs: the setting, one of @r's
  * @switch_to: the scheduler a pending switch will set, or NULL
+ *
+ * An iocost key that differs gets its own "token=value" in ->write; apply_disk() joins the
+ * writes of one file into one line (iocost_write_line()).
  *
  * Return: 0 or -ENOMEM.
  */
-int plan_decide(const Disk *d, const ResolvedSetting *rs, const char *switch_to, Action *ret);
+int plan_decide(const Disk *d, const Resolved *r, const ResolvedSetting *rs, const char *switch_to,
+                Action *ret);
+
+/**
+ * iocost_write_line() - the one line to write to an io.cost.* file
+ * @devnum: the disk's "MAJ:MIN"
+ * @actions: actions in plan order
+ * @n: how many
+ * @file: ATTR_FILE_IOCOST_QOS or ATTR_FILE_IOCOST_MODEL
+ *
+ * Return: "MAJ:MIN tok=val tok=val" of every ACTION_WRITE of @file in order; NULL when
+ * nothing of @file differs (or on out of memory: check errno).
+ */
+char *iocost_write_line(const char *devnum, const Action *actions, size_t n, AttrFile file);

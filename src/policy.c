@@ -349,6 +349,9 @@ Resolved *resolved_free(Resolved *r) {
                 return NULL;
         free(r->settings);
         free(r->rules);
+        free(r->iocost_solution);
+        for (size_t i = 0; i < ELEMENTSOF(r->hwdb_rules); i++)
+                rule_free(r->hwdb_rules[i]);
         free(r);
         return NULL;
 }
@@ -370,6 +373,126 @@ static int resolved_setting_cmp(const void *a, const void *b) {
         if (x->attr->id != y->attr->id)
                 return x->attr->id < y->attr->id ? -1 : 1;
         return strcmp(strempty(x->tunable), strempty(y->tunable));
+}
+
+static ResolvedSetting *resolved_slot(Resolved *res, const char *key, bool *ret_new) {
+        ResolvedSetting *a;
+
+        for (size_t k = 0; k < res->n_settings; k++)
+                if (streq(res->settings[k].setting->key, key)) {
+                        *ret_new = false;
+                        return &res->settings[k];
+                }
+        a = realloc(res->settings, sizeof(ResolvedSetting) * (res->n_settings + 1));
+        if (!a)
+                return NULL;
+        res->settings = a;
+        *ret_new = true;
+        return &res->settings[res->n_settings++];
+}
+
+/* "rpct=95.00 rlat=5000 ..." of the hwdb as settings of @r, keys @prefix + token. Like
+ * systemd-iocost, "enable=1 ctrl=user" (qos) or "ctrl=user" (model) come first and the
+ * hwdb's own tokens after them win. */
+static int hwdb_rule_fill(Rule *r, const char *params, const char *prefix, bool qos) {
+        _cleanup_(strv_freep) char **words = NULL;
+        int k;
+
+        k = strv_split(params, " \t", &words);
+        if (k < 0)
+                return k;
+        if (strv_length(words) > 16)
+                return -EINVAL;
+        for (char **w = words; *w; w++) {
+                _cleanup_(freep) char *key = NULL;
+                char *eq = strchr(*w, '=');
+
+                if (!eq)
+                        return -EINVAL;
+                *eq = 0;
+                if (!qos && streq(*w, "model")) {
+                        if (!streq(eq + 1, "linear"))
+                                return -EINVAL;
+                        continue;
+                }
+                key = strdup_printf("%s%s", prefix, *w);
+                if (!key)
+                        return -ENOMEM;
+                k = rule_add_setting(r, key, eq + 1, r->line, NULL);
+                if (k == -EEXIST)
+                        continue;
+                if (k < 0)
+                        return k == -ENOMEM ? k : -EINVAL;
+                if (attr_from_key(key)->file != (qos ? ATTR_FILE_IOCOST_QOS : ATTR_FILE_IOCOST_MODEL))
+                        return -EINVAL;
+        }
+        if (qos) {
+                k = rule_add_setting(r, "iocost.enable", "1", r->line, NULL);
+                if (k < 0 && k != -EEXIST)
+                        return k;
+        }
+        k = rule_add_setting(r, qos ? "iocost.ctrl" : "iocost.model.ctrl", "user", r->line, NULL);
+        return k == -EEXIST ? 0 : k;
+}
+
+static int resolve_solution(Resolved *res, const Disk *d) {
+        const ResolvedSetting *sol = resolved_find(res, ATTR_IOCOST_SOLUTION, NULL);
+        const char *qos, *model;
+        char *name = NULL;
+        int k;
+
+        if (!sol)
+                return 0;
+        k = iocost_solution_pick(d->hwdb, sol->setting->value.list[0], &name, &qos, &model);
+        if (k == -ENOMEM)
+                return k;
+        if (k < 0) {
+                res->iocost_solution_err = k;
+                return 0;
+        }
+        res->iocost_solution = name;
+
+        for (size_t i = 0; i < 2; i++) {
+                _cleanup_(freep) char *file = NULL, *rname = NULL;
+                bool qos_part = i == 0;
+                const char *prop = qos_part ? "IOCOST_QOS_" : "IOCOST_MODEL_";
+
+                rname = strdup_printf("hwdb:%s", name);
+                file = strdup_printf("udev hwdb %s%s, via %s", prop, name, sol->rule->file);
+                if (!rname || !file)
+                        return -ENOMEM;
+                res->hwdb_rules[i] = rule_new(rname, file, sol->setting->line);
+                if (!res->hwdb_rules[i])
+                        return -ENOMEM;
+                k = hwdb_rule_fill(res->hwdb_rules[i], qos_part ? qos : model,
+                                   qos_part ? "iocost." : "iocost.model.", qos_part);
+                if (k == -ENOMEM)
+                        return k;
+                if (k < 0) {
+                        /* A hwdb value iosched would not take from a config file: none of it. */
+                        for (size_t j = 0; j < 2; j++)
+                                res->hwdb_rules[j] = rule_free(res->hwdb_rules[j]);
+                        res->iocost_solution = mfree(res->iocost_solution);
+                        res->iocost_solution_err = -EINVAL;
+                        return 0;
+                }
+        }
+
+        for (size_t i = 0; i < 2; i++) {
+                const Rule *h = res->hwdb_rules[i];
+
+                for (size_t j = 0; j < h->n_settings; j++) {
+                        ResolvedSetting *slot;
+                        bool is_new;
+
+                        slot = resolved_slot(res, h->settings[j].key, &is_new);
+                        if (!slot)
+                                return -ENOMEM;
+                        if (is_new)
+                                *slot = (ResolvedSetting) { .setting = &h->settings[j], .rule = h };
+                }
+        }
+        return 0;
 }
 
 int policy_resolve(const Policy *p, const Disk *d, Resolved **ret) {
@@ -394,27 +517,19 @@ int policy_resolve(const Policy *p, const Disk *d, Resolved **ret) {
 
                 for (size_t j = 0; j < rule->n_settings; j++) {
                         const Setting *s = &rule->settings[j];
-                        ResolvedSetting *slot = NULL;
+                        ResolvedSetting *slot;
+                        bool is_new;
 
-                        for (size_t k = 0; k < res->n_settings; k++)
-                                if (streq(res->settings[k].setting->key, s->key)) {
-                                        slot = &res->settings[k];
-                                        break;
-                                }
-                        if (!slot) {
-                                ResolvedSetting *a;
-
-                                a = realloc(res->settings,
-                                            sizeof(ResolvedSetting) * (res->n_settings + 1));
-                                if (!a)
-                                        return -ENOMEM;
-                                res->settings = a;
-                                slot = &res->settings[res->n_settings++];
-                        }
+                        slot = resolved_slot(res, s->key, &is_new);
+                        if (!slot)
+                                return -ENOMEM;
                         /* A later rule overrides an earlier one, key by key. */
                         *slot = (ResolvedSetting) { .setting = s, .rule = rule };
                 }
         }
+
+        if (resolve_solution(res, d) < 0)
+                return -ENOMEM;
 
         if (res->n_settings > 1)
                 qsort(res->settings, res->n_settings, sizeof(ResolvedSetting), resolved_setting_cmp);
@@ -444,7 +559,12 @@ void policy_disk_load(const Policy *p, DiskLoad *ret) {
                                 break;
                         }
                 for (size_t j = 0; j < r->n_settings; j++)
-                        l.attrs |= 1u << r->settings[j].attr->id;
+                        l.attrs |= ATTR_BIT(r->settings[j].attr->id);
+        }
+        /* A solution sets keys no rule names, from udev's properties. */
+        if (l.attrs & ATTR_BIT(ATTR_IOCOST_SOLUTION)) {
+                l.attrs |= ATTR_IOCOST_BITS_MASK;
+                l.identity = true;
         }
         *ret = l;
 }

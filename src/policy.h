@@ -103,6 +103,13 @@ typedef struct Resolved {
         size_t n_settings;
         const Rule **rules;             /* every rule that matched, in order */
         size_t n_rules;
+        /* iocost.solution: the hwdb solution it took, as two rules of their own (file "udev
+         * hwdb IOCOST_QOS_<NAME>, via FILE", the line of iocost.solution) whose settings fill
+         * the keys no rule set: explicit keys override the hwdb's. */
+        char *iocost_solution;
+        int iocost_solution_err;        /* -ENOENT no IOCOST_SOLUTIONS, -ENXIO properties missing,
+                                         * -EINVAL a property that does not parse */
+        Rule *hwdb_rules[2];            /* the io.cost.qos and the io.cost.model part */
 } Resolved;
 
 /**
@@ -110,6 +117,8 @@ typedef struct Resolved {
  * @p: the policy
  * @d: the disk
  * @ret: the settings, each with the rule (file:line) that set it last
+ *
+ * An iocost.solution is resolved here against the disk's hwdb properties (d->hwdb).
  *
  * Return: 0 or -ENOMEM.
  */

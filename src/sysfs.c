@@ -7,6 +7,7 @@
 #include <sys/utsname.h>
 #include <time.h>
 
+#include "iocost.h"
 #include "log.h"
 #include "sysfs.h"
 #include "util.h"
@@ -21,6 +22,10 @@ struct Sysfs {
         void *hook_userdata;
         unsigned long n_writes;
         unsigned hz;
+        char *release;          /* the kernel's, from proc/sys/kernel/osrelease (uname) */
+        bool cgroup_probed;
+        int cgroup_err;         /* 0, or -ENOENT: no cgroup v2 hierarchy with the io controller */
+        char *cgroup_root;      /* relative to the root: "sys/fs/cgroup" */
 };
 
 /* The coarse clocks tick once a jiffy: their resolution tells CONFIG_HZ without a file. */
@@ -56,6 +61,8 @@ Sysfs *sysfs_free(Sysfs *s) {
         if (s->root_fd >= 0)
                 close(s->root_fd);
         free(s->root);
+        free(s->release);
+        free(s->cgroup_root);
         free(s);
         return NULL;
 }
@@ -159,6 +166,143 @@ int sysfs_read_setting(Sysfs *s, const char *disk, const AttrInfo *a, const char
         return attr_state_parse(a, st);
 }
 
+static const char *iocost_file_name(AttrFile f) {
+        return f == ATTR_FILE_IOCOST_QOS ? "io.cost.qos" : f == ATTR_FILE_IOCOST_MODEL ? "io.cost.model" : NULL;
+}
+
+static bool relpath_is_safe(const char *p) {
+        /* A mount point from mountinfo, made relative: no ".." component. */
+        for (const char *c = p; *c;) {
+                size_t n = strcspn(c, "/");
+
+                if (n == 2 && c[0] == '.' && c[1] == '.')
+                        return false;
+                c += n;
+                c += strspn(c, "/");
+        }
+        return true;
+}
+
+int sysfs_iocost_probe(Sysfs *s) {
+        _cleanup_(strv_freep) char **mounts = NULL;
+        _cleanup_(freep) char *text = NULL;
+        int r;
+
+        if (s->cgroup_probed)
+                return s->cgroup_err;
+        s->cgroup_probed = true;
+        s->cgroup_err = -ENOENT;
+
+        r = read_file_bounded(s->root_fd, "proc/self/mountinfo", 1 << 22, &text, NULL);
+        if (r == -ENOMEM)
+                return (s->cgroup_err = r);
+        if (r < 0)
+                return s->cgroup_err;
+        r = mountinfo_cgroup2_mounts(text, &mounts);
+        if (r < 0)
+                return (s->cgroup_err = r);
+        for (char **m = mounts; *m; m++) {
+                _cleanup_(freep) char *controllers = NULL, *path = NULL;
+                const char *rel = *m + strspn(*m, "/");
+
+                if (!relpath_is_safe(rel))
+                        continue;
+                path = strdup_printf("%s%scgroup.controllers", rel, *rel ? "/" : "");
+                if (!path)
+                        return (s->cgroup_err = -ENOMEM);
+                if (read_file_bounded(s->root_fd, path, 4096, &controllers, NULL) < 0 ||
+                    !cgroup_controllers_have_io(controllers))
+                        continue;
+                s->cgroup_root = strdup(*rel ? rel : ".");
+                if (!s->cgroup_root)
+                        return (s->cgroup_err = -ENOMEM);
+                log_debug("cgroup v2 hierarchy with the io controller at /%s", rel);
+                return (s->cgroup_err = 0);
+        }
+        log_debug("no cgroup v2 hierarchy with the io controller: iocost is not applicable");
+        return s->cgroup_err;
+}
+
+const char *sysfs_kernel_release(Sysfs *s) {
+        _cleanup_(freep) char *text = NULL;
+        struct utsname u;
+
+        if (s->release)
+                return s->release;
+        if (read_file_bounded(s->root_fd, "proc/sys/kernel/osrelease", 256, &text, NULL) >= 0 &&
+            string_is_printable(strstrip_inplace(text), 128) && *text)
+                s->release = TAKE_PTR(text);
+        else if (uname(&u) >= 0)
+                s->release = strdup(u.release);
+        return s->release;
+}
+
+static int iocost_path(Sysfs *s, AttrFile f, char *buf, size_t size) {
+        int r, n;
+
+        r = sysfs_iocost_probe(s);
+        if (r < 0)
+                return r;
+        n = snprintf(buf, size, "%s/%s", s->cgroup_root, iocost_file_name(f));
+        if (n < 0 || (size_t) n >= size)
+                return -ENAMETOOLONG;
+        return 0;
+}
+
+static int read_iocost(Sysfs *s, Disk *d, AttrFile f) {
+        _cleanup_(freep) char *text = NULL;
+        IocostState *st = &d->iocost[f];
+        char path[PATH_MAX];
+        int r;
+
+        iocost_state_done(st);
+        r = iocost_path(s, f, path, sizeof(path));
+        if (r < 0)
+                return (st->err = r);
+        if (s->read_hook) {
+                r = s->read_hook(s, d->name, iocost_file_name(f), s->hook_userdata);
+                if (r < 0)
+                        return (st->err = r);
+        }
+        r = read_file_bounded(s->root_fd, path, 1 << 22, &text, NULL);
+        if (r < 0)
+                return (st->err = r);
+        return iocost_find(f, text, d->devnum, st);
+}
+
+static int write_iocost(Sysfs *s, const char *disk, AttrFile f, const char *line) {
+        _cleanup_(freep) char *devnum = NULL;
+        _cleanup_(closep) int fd = -1;
+        char path[PATH_MAX];
+        size_t len = strlen(line), l;
+        ssize_t k;
+        int r;
+
+        /* Only the line of the disk asked for. */
+        r = read_disk_file(s, disk, "dev", &devnum);
+        if (r < 0)
+                return r;
+        l = strlen(devnum);
+        if (strncmp(line, devnum, l) != 0 || line[l] != ' ' || strchr(line, '\n'))
+                return -EINVAL;
+        r = iocost_path(s, f, path, sizeof(path));
+        if (r < 0)
+                return r;
+        fd = openat(s->root_fd, path, O_WRONLY | O_CLOEXEC | O_NOCTTY | O_NOFOLLOW);
+        if (fd < 0)
+                return -errno;
+
+        s->n_writes++;
+        if (s->write_hook)
+                return s->write_hook(s, fd, disk, iocost_file_name(f), line, s->hook_userdata);
+        k = write(fd, line, len);
+        if (k < 0)
+                return -errno;
+        if ((size_t) k != len)
+                return -EIO;
+        return 0;
+}
+
 int sysfs_write_setting(Sysfs *s, const char *disk, const AttrInfo *a, const char *tunable,
                         const char *value) {
         _cleanup_(closep) int fd = -1;
@@ -167,6 +311,10 @@ int sysfs_write_setting(Sysfs *s, const char *disk, const AttrInfo *a, const cha
         ssize_t k;
         int r;
 
+        if (a->file == ATTR_FILE_IOCOST_QOS || a->file == ATTR_FILE_IOCOST_MODEL)
+                return write_iocost(s, disk, a->file, value);
+        if (a->file != ATTR_FILE_QUEUE)
+                return -EINVAL;
         r = setting_relpath(a, tunable, rel, sizeof(rel));
         if (r < 0)
                 return r;
@@ -430,12 +578,18 @@ int sysfs_reload_settings(Sysfs *s, Disk *d) {
         d->attrs[ATTR_SCHEDULER] = sched;
 
         for (AttrId id = 0; id < _ATTR_MAX; id++) {
-                if (id == ATTR_SCHEDULER || id == ATTR_IOSCHED || !(d->load.attrs & (1u << id)))
+                if (id == ATTR_SCHEDULER || id == ATTR_IOSCHED || !(d->load.attrs & ATTR_BIT(id)) ||
+                    attr_get(id)->file != ATTR_FILE_QUEUE)
                         continue;
                 (void) sysfs_read_setting(s, d->name, attr_get(id), NULL, &d->attrs[id]);
         }
 
-        if (d->load.attrs & (1u << ATTR_IOSCHED)) {
+        if (d->load.attrs & ATTR_IOCOST_BITS_MASK)
+                for (AttrFile f = ATTR_FILE_IOCOST_MODEL; f <= ATTR_FILE_IOCOST_QOS; f++)
+                        if (read_iocost(s, d, f) == -ENOMEM)
+                                return -ENOMEM;
+
+        if (d->load.attrs & ATTR_BIT(ATTR_IOSCHED)) {
                 r = load_tunables(s, d);
                 if (r < 0)
                         return r;
@@ -556,6 +710,14 @@ int sysfs_load_disk(Sysfs *s, const char *name, char * const *udev_props, const 
                         return -ENOMEM;
         }
 
+        if (d->load.attrs & ATTR_IOCOST_BITS_MASK) {
+                d->rqos_static_key = kernel_has_rqos_static_key(sysfs_kernel_release(s));
+                for (char * const *p = props; p && *p; p++)
+                        if (startswith(*p, "IOCOST_") && string_is_printable(*p, 1024) &&
+                            strv_length(d->hwdb) < 64 && strv_extend(&d->hwdb, *p) < 0)
+                                return -ENOMEM;
+        }
+
         id_bus = props_get(props, "ID_BUS");
         d->transport = transport_classify(name, d->devpath, id_bus);
 
@@ -563,7 +725,7 @@ int sysfs_load_disk(Sysfs *s, const char *name, char * const *udev_props, const 
                 d->rotational = v != 0;
         if (read_disk_number(s, name, "removable", &v) >= 0)
                 d->removable = v != 0;
-        if (d->load.details || (d->load.attrs & (1u << ATTR_MAX_SECTORS_KB))) {
+        if (d->load.details || (d->load.attrs & ATTR_BIT(ATTR_MAX_SECTORS_KB))) {
                 if (read_disk_number(s, name, "size", &v) >= 0 && v >= 0)
                         d->size_bytes = (uint64_t) v * 512;
                 if (read_disk_number(s, name, "queue/max_hw_sectors_kb", &v) >= 0)

@@ -8,7 +8,9 @@
  * The only module that touches /sys (and udev's database below /run/udev). Every path is
  * relative to a root directory ("/" in production, a temporary tree in tests); every disk name
  * and tunable is validated before it becomes part of a path, and writes are possible only to
- * the attributes of the table in attr.c, below the disk's queue/ directory.
+ * the attributes of the table in attr.c, below the disk's queue/ directory, and to the disk's
+ * own MAJ:MIN line of io.cost.qos and io.cost.model in the root of the cgroup v2 hierarchy
+ * that has the io controller (found in proc/self/mountinfo below the same root).
  */
 typedef struct Sysfs Sysfs;
 
@@ -62,11 +64,26 @@ int sysfs_reload_settings(Sysfs *s, Disk *d);
 /**
  * sysfs_write_setting() - write one attribute with a single write(2)
  * @tunable: for ATTR_IOSCHED, the tunable name; validated
+ * @value: the value; for an io.cost.* attribute the whole line, which must start with the
+ *         disk's own "MAJ:MIN "
  *
  * Return: 0 or the negative errno of open/write (-EBUSY, -EINVAL, -ENOENT, -ENODEV, ...).
  */
 int sysfs_write_setting(Sysfs *s, const char *disk, const AttrInfo *a, const char *tunable,
                         const char *value);
+
+/**
+ * sysfs_iocost_probe() - find the cgroup v2 hierarchy whose root has the io controller
+ *
+ * Reads proc/self/mountinfo and the cgroup.controllers of each cgroup2 mount's root, once:
+ * io.cost.qos and io.cost.model are read and written there.
+ *
+ * Return: 0; -ENOENT when there is none (iocost is not applicable on this system); -ENOMEM.
+ */
+int sysfs_iocost_probe(Sysfs *s);
+
+/* The kernel's release: proc/sys/kernel/osrelease below the root, else uname(2). May be NULL. */
+const char *sysfs_kernel_release(Sysfs *s);
 
 /* Read one attribute's current value; *ret is reset first. Return: st->err. */
 int sysfs_read_setting(Sysfs *s, const char *disk, const AttrInfo *a, const char *tunable,
