@@ -45,6 +45,8 @@ void action_done(Action *a) {
         strv_free(a->fallbacks);
         free(a->reason);
         free(a->result);
+        free(a->file);
+        free(a->rule);
         *a = (Action) {};
 }
 
@@ -422,9 +424,11 @@ int plan_decide(const Disk *d, const Resolved *res, const ResolvedSetting *rs, c
         a.desired = strdup(s->text);
         if (!a.key || !a.desired || (s->tunable && !(a.tunable = strdup(s->tunable))))
                 return -ENOMEM;
-        a.file = rs->rule->file;
+        a.file = strdup(rs->rule->file);
         a.line = s->line;
-        a.rule = rs->rule->name;
+        a.rule = strdup(rs->rule->name);
+        if (!a.file || !a.rule)
+                return -ENOMEM;
 
         if (d->partition) {
                 r = set_decision(&a, ACTION_REFUSED, "partition: settings belong to the whole disk");

@@ -38,9 +38,10 @@ typedef struct Action {
         char *write;            /* the string to write (ACTION_WRITE) */
         char **fallbacks;       /* scheduler: the next offered candidates, tried on EINVAL */
         char *reason;           /* why, for people */
-        const char *file;       /* provenance of the desired value */
+        char *file;             /* provenance of the desired value (a copy: a hwdb solution's rule
+                                 * lives only as long as its Resolved) */
         unsigned line;
-        const char *rule;
+        char *rule;
         bool after_switch;      /* decided before a scheduler switch; decided again after it */
 
         Outcome outcome;

@@ -7,6 +7,7 @@
 #include <sys/stat.h>
 
 #include "fake-kernel.h"
+#include "iocost.h"
 #include "util.h"
 
 static int mkdir_p(const char *path) {
@@ -75,6 +76,7 @@ void fake_kernel_free(FakeKernel *k) {
                 nftw(k->root, rm_cb, 16, FTW_DEPTH | FTW_PHYS);
         free(k->root);
         free(k->vanish_disk);
+        free(k->cgroup);
         free(k);
 }
 
@@ -227,6 +229,8 @@ static void raise_read_ahead(FakeKernel *k, const char *disk) {
         fake_write(k, p, buf);
 }
 
+static int iocost_write(FakeKernel *k, const char *disk, const char *file, const char *value);
+
 int fake_kernel_write_hook(Sysfs *s, int fd, const char *disk, const char *rel, const char *value,
                      void *userdata) {
         FakeKernel *k = userdata;
@@ -261,6 +265,11 @@ int fake_kernel_write_hook(Sysfs *s, int fd, const char *disk, const char *rel, 
                 if (k->vanish_readd)
                         fake_disk_add(k, k->vanish_readd);
                 return -ENODEV;
+        }
+
+        if (streq(rel, "io.cost.qos") || streq(rel, "io.cost.model")) {
+                k->iocost_writes++;
+                return iocost_write(k, disk, rel, value);
         }
 
         if (streq(rel, "queue/scheduler")) {
@@ -338,4 +347,199 @@ static int fake_read_hook(Sysfs *s, const char *disk, const char *rel, void *use
 
 void fake_kernel_attach(FakeKernel *k, Sysfs *s) {
         sysfs_set_hooks(s, fake_read_hook, fake_kernel_write_hook, k);
+}
+
+int fake_cgroup2_add(FakeKernel *k, const char *mountpoint, bool io, const char *release) {
+        char p[PATH_MAX], line[512];
+        int r;
+
+        free(k->cgroup);
+        k->cgroup = strdup(mountpoint + 1);
+        if (!k->cgroup)
+                return -ENOMEM;
+        snprintf(line, sizeof(line),
+                 "22 28 0:21 / /proc rw,nosuid,nodev,noexec,relatime shared:12 - proc proc rw\n"
+                 "30 24 0:26 / %s rw,nosuid,nodev,noexec,relatime shared:9 - cgroup2 cgroup2 rw,nsdelegate\n"
+                 "31 24 0:27 /init.scope /mnt/nested rw shared:10 - cgroup2 cgroup2 rw",
+                 mountpoint);
+        r = fake_write(k, "proc/self/mountinfo", line);
+        if (r < 0)
+                return r;
+        snprintf(p, sizeof(p), "%s/cgroup.controllers", k->cgroup);
+        r = fake_write(k, p, io ? "cpuset cpu io memory pids" : "cpuset cpu memory pids");
+        if (r < 0)
+                return r;
+        /* The nested mount's root is no hierarchy root: never used, though it has io. */
+        r = fake_write(k, "mnt/nested/cgroup.controllers", "io");
+        if (r < 0)
+                return r;
+        if (io) {
+                snprintf(p, sizeof(p), "%s/io.cost.qos", k->cgroup);
+                if ((r = fake_write(k, p, "")) < 0)
+                        return r;
+                snprintf(p, sizeof(p), "%s/io.cost.model", k->cgroup);
+                if ((r = fake_write(k, p, "")) < 0)
+                        return r;
+        }
+        if (release)
+                return fake_write(k, "proc/sys/kernel/osrelease", release);
+        return 0;
+}
+
+/* Replace (or add) the line of @devnum in the cgroup file @file. */
+static int iocost_store(FakeKernel *k, const char *file, const char *devnum, const char *line) {
+        _cleanup_(strv_freep) char **lines = NULL;
+        _cleanup_(freep) char *text = NULL, *joined = NULL;
+        char p[PATH_MAX];
+        size_t l = strlen(devnum);
+        bool done = false;
+        int r;
+
+        snprintf(p, sizeof(p), "%s/%s", k->cgroup, file);
+        text = fake_read(k, p);
+        if (!text)
+                return -ENOENT;
+        r = strv_split(text, "\n", &lines);
+        if (r < 0)
+                return r;
+        for (char **x = lines; *x; x++)
+                if (strncmp(*x, devnum, l) == 0 && (*x)[l] == ' ') {
+                        free(*x);
+                        *x = strdup(line);
+                        done = true;
+                }
+        if (!done && strv_extend(&lines, line) < 0)
+                return -ENOMEM;
+        joined = strv_join(lines, "\n");
+        if (!joined)
+                return -ENOMEM;
+        return fake_write(k, p, joined);
+}
+
+int fake_iocost_set(FakeKernel *k, const char *file, const char *line) {
+        char devnum[32];
+
+        if (sscanf(line, "%31s", devnum) != 1)
+                return -EINVAL;
+        return iocost_store(k, file, devnum, line);
+}
+
+static void iocost_print(const char *devnum, AttrFile f, const int64_t *v, char *buf, size_t size) {
+        if (f == ATTR_FILE_IOCOST_QOS)
+                snprintf(buf, size,
+                         "%s enable=%d ctrl=%s rpct=%u.%02u rlat=%u wpct=%u.%02u wlat=%u min=%u.%02u max=%u.%02u",
+                         devnum, (int) v[ATTR_IOCOST_ENABLE], v[ATTR_IOCOST_CTRL] ? "user" : "auto",
+                         (unsigned) (v[ATTR_IOCOST_RPCT] / 100), (unsigned) (v[ATTR_IOCOST_RPCT] % 100),
+                         (unsigned) v[ATTR_IOCOST_RLAT],
+                         (unsigned) (v[ATTR_IOCOST_WPCT] / 100), (unsigned) (v[ATTR_IOCOST_WPCT] % 100),
+                         (unsigned) v[ATTR_IOCOST_WLAT],
+                         (unsigned) (v[ATTR_IOCOST_MIN] / 100), (unsigned) (v[ATTR_IOCOST_MIN] % 100),
+                         (unsigned) (v[ATTR_IOCOST_MAX] / 100), (unsigned) (v[ATTR_IOCOST_MAX] % 100));
+        else
+                snprintf(buf, size,
+                         "%s ctrl=%s model=linear rbps=%" PRIi64 " rseqiops=%" PRIi64 " rrandiops=%" PRIi64
+                         " wbps=%" PRIi64 " wseqiops=%" PRIi64 " wrandiops=%" PRIi64,
+                         devnum, v[ATTR_IOCOST_MODEL_CTRL] ? "user" : "auto", v[ATTR_IOCOST_MODEL_RBPS],
+                         v[ATTR_IOCOST_MODEL_RSEQIOPS], v[ATTR_IOCOST_MODEL_RRANDIOPS],
+                         v[ATTR_IOCOST_MODEL_WBPS], v[ATTR_IOCOST_MODEL_WSEQIOPS],
+                         v[ATTR_IOCOST_MODEL_WRANDIOPS]);
+}
+
+static int iocost_write(FakeKernel *k, const char *disk, const char *file, const char *value) {
+        _cleanup_(iocost_state_done) IocostState qos = {}, model = {};
+        _cleanup_(freep) char *qtext = NULL, *mtext = NULL, *wbt = NULL, *rot = NULL;
+        _cleanup_(strv_freep) char **words = NULL;
+        AttrFile f = streq(file, "io.cost.qos") ? ATTR_FILE_IOCOST_QOS : ATTR_FILE_IOCOST_MODEL;
+        IocostState *st = f == ATTR_FILE_IOCOST_QOS ? &qos : &model;
+        int64_t v[_ATTR_MAX];
+        char p[PATH_MAX], line[512];
+        const char *devnum;
+        int r;
+
+        if (strv_split(value, " \t\n", &words) < 0 || !words[0])
+                return -EINVAL;
+        devnum = words[0];
+        snprintf(p, sizeof(p), "%s/io.cost.qos", k->cgroup);
+        qtext = fake_read(k, p);
+        snprintf(p, sizeof(p), "%s/io.cost.model", k->cgroup);
+        mtext = fake_read(k, p);
+        if (!qtext || !mtext)
+                return -ENOENT;
+        if (iocost_find(ATTR_FILE_IOCOST_QOS, qtext, devnum, &qos) == -ENODATA) {
+                /* blk_iocost_init(): the kernel's parameters for an SSD, ctrl=auto */
+                static const char *const init_qos =
+                        " enable=0 ctrl=auto rpct=0.00 rlat=25000 wpct=0.00 wlat=25000 min=1.00 max=10000.00";
+                static const char *const init_model =
+                        " ctrl=auto model=linear rbps=488636629 rseqiops=8932 rrandiops=8518 wbps=427891549 "
+                        "wseqiops=28755 wrandiops=21940";
+
+                snprintf(line, sizeof(line), "%s%s", devnum, init_qos);
+                if (iocost_store(k, "io.cost.qos", devnum, line) < 0 ||
+                    iocost_parse_line(ATTR_FILE_IOCOST_QOS, line, NULL, &qos) < 0)
+                        return -EIO;
+                snprintf(line, sizeof(line), "%s%s", devnum, init_model);
+                if (iocost_store(k, "io.cost.model", devnum, line) < 0 ||
+                    iocost_parse_line(ATTR_FILE_IOCOST_MODEL, line, NULL, &model) < 0)
+                        return -EIO;
+        } else if (iocost_find(ATTR_FILE_IOCOST_MODEL, mtext, devnum, &model) < 0)
+                return -EIO;
+
+        memcpy(v, st->num, sizeof(v));
+        for (char **w = words + 1; *w; w++) {
+                char *eq = strchr(*w, '=');
+                const AttrInfo *a;
+                int64_t n;
+
+                if (!eq)
+                        return -EINVAL;
+                *eq = 0;
+                if (f == ATTR_FILE_IOCOST_MODEL && streq(*w, "model")) {
+                        if (!streq(eq + 1, "linear"))
+                                return -EINVAL;
+                        continue;
+                }
+                a = attr_from_token(f, *w);
+                if (!a)
+                        return -EINVAL;
+                switch (a->kind) {
+                case ATTR_KIND_CTRL:
+                        if (!streq(eq + 1, "auto") && !streq(eq + 1, "user"))
+                                return -EINVAL;
+                        v[a->id] = streq(eq + 1, "user");
+                        continue;
+                case ATTR_KIND_BOOL:
+                        if (safe_atoi64(eq + 1, 0, INT64_MAX, &n) < 0)
+                                return -EINVAL;
+                        v[a->id] = n != 0;
+                        continue;
+                case ATTR_KIND_PERCENT:
+                        if (percent_parse(eq + 1, &n) < 0 || (!a->clamp && n > 10000))
+                                return -EINVAL;
+                        v[a->id] = n < a->min ? a->min : n > a->max ? a->max : n;
+                        break;
+                default:
+                        if (safe_atoi64(eq + 1, 0, INT64_MAX, &n) < 0)
+                                return -EINVAL;
+                        v[a->id] = a->max == UINT32_MAX ? (int64_t) (uint32_t) n : n;
+                }
+                v[f == ATTR_FILE_IOCOST_QOS ? ATTR_IOCOST_CTRL : ATTR_IOCOST_MODEL_CTRL] = 1;
+        }
+        if (f == ATTR_FILE_IOCOST_QOS && v[ATTR_IOCOST_MIN] > v[ATTR_IOCOST_MAX])
+                return -EINVAL;
+
+        iocost_print(devnum, f, v, line, sizeof(line));
+        r = iocost_store(k, file, devnum, line);
+        if (r < 0)
+                return r;
+
+        if (f == ATTR_FILE_IOCOST_QOS && v[ATTR_IOCOST_ENABLE]) {
+                /* wbt_disable_default(): a wbt the user did not set goes off. */
+                disk_file(p, sizeof(p), disk, "queue/rotational");
+                rot = fake_read(k, p);
+                disk_file(p, sizeof(p), disk, "queue/wbt_lat_usec");
+                wbt = fake_read(k, p);
+                if (wbt && streq(wbt, rot && streq(rot, "1") ? "75000" : "2000"))
+                        fake_write(k, p, "0");
+        }
+        return 0;
 }

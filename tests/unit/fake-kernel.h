@@ -36,6 +36,8 @@ typedef struct FakeKernel {
         const FakeDiskSpec *vanish_readd;       /* add this disk again right after it vanished */
         bool vanish_queue_only;                 /* leave the disk half deleted: no queue/ */
         bool vanish_after_success;              /* the write succeeds, then the disk goes */
+        char *cgroup;                   /* the cgroup2 mount (below root) with io.cost.*, or NULL */
+        unsigned iocost_writes;         /* writes to io.cost.qos and io.cost.model */
 } FakeKernel;
 
 FakeKernel *fake_kernel_new(void);
@@ -45,6 +47,19 @@ int fake_disk_remove(FakeKernel *k, const char *name);
 int fake_write(FakeKernel *k, const char *path, const char *content);   /* path below root */
 char *fake_read(FakeKernel *k, const char *path);                      /* stripped, malloc'ed */
 void fake_kernel_attach(FakeKernel *k, Sysfs *s);
+
+/*
+ * A cgroup2 mount at @mountpoint ("/sys/fs/cgroup"), listed in proc/self/mountinfo, with
+ * "io" among its root's controllers when @io (else the io controller is bound to v1, as on the
+ * development machines). The write hook then behaves like blk-iocost.c: the first write for a
+ * disk sets iocost up (both files get its line, ctrl=auto with the kernel's numbers), the
+ * tokens are parsed like ioc_qos_write()/ioc_cost_model_write() (EINVAL for unknown ones and
+ * for min > max, any number makes ctrl user, min and max clamped), and enable=1 turns a
+ * default wbt_lat_usec off. @release, if not NULL, goes to proc/sys/kernel/osrelease.
+ */
+int fake_cgroup2_add(FakeKernel *k, const char *mountpoint, bool io, const char *release);
+/* Set the disk's line of "io.cost.qos" or "io.cost.model" as the kernel prints it. */
+int fake_iocost_set(FakeKernel *k, const char *file, const char *line);
 /* The write hook fake_kernel_attach() installs, for hooks that wrap it. */
 int fake_kernel_write_hook(Sysfs *s, int fd, const char *disk, const char *rel, const char *value,
                            void *userdata);
