@@ -107,6 +107,7 @@ typedef struct Disk {
         IocostState iocost[_ATTR_FILE_MAX];
         bool rqos_static_key;   /* the running kernel sets rq-qos up with a static key */
         char **hwdb;            /* udev's IOCOST_* properties of the disk ("KEY=value") */
+        bool iocost_other_writer;       /* systemd's 90-iocost.rules writes io.cost.* for it too */
 } Disk;
 
 Disk *disk_free(Disk *d);

@@ -54,6 +54,21 @@ void report_print_text(FILE *f, const Disk *d, const Plan *report, bool verbose)
                         fprintf(f, " [%s:%u rule %s]", a->file, a->line, a->rule);
                 fputc('\n', f);
         }
+        if (report_iocost_two_writers(d, report))
+                fprintf(f, "  note: systemd's 90-iocost.rules also writes io.cost.qos and io.cost.model for "
+                           "this disk, on every udev event (two writers); see iosched.conf(5)\n");
+}
+
+bool report_iocost_two_writers(const Disk *d, const Plan *report) {
+        if (!d || !d->iocost_other_writer)
+                return false;
+        for (size_t i = 0; i < report->n_actions; i++) {
+                AttrFile f = report->actions[i].attr->file;
+
+                if (f == ATTR_FILE_IOCOST_QOS || f == ATTR_FILE_IOCOST_MODEL)
+                        return true;
+        }
+        return false;
 }
 
 void report_print_json(FILE *f, const Disk *d, const Plan *report, const char *note) {
@@ -66,6 +81,8 @@ void report_print_json(FILE *f, const Disk *d, const Plan *report, const char *n
                         d->rotational == 1 ? "true" : "false", d->nr_hw_queues);
                 json_string(f, d->scheduler);
         }
+        if (report_iocost_two_writers(d, report))
+                fputs(",\"iocost_other_writer\":\"systemd 90-iocost.rules\"", f);
         if (note) {
                 fputs(",\"note\":", f);
                 json_string(f, note);

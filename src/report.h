@@ -21,3 +21,6 @@ void report_print_text(FILE *f, const Disk *d, const Plan *report, bool verbose)
 
 /* One JSON object for a disk: {"disk":..., "transport":..., "actions":[...]} */
 void report_print_json(FILE *f, const Disk *d, const Plan *report, const char *note);
+
+/* Whether systemd's 90-iocost.rules writes io.cost.* for @d too while @report sets iocost keys. */
+bool report_iocost_two_writers(const Disk *d, const Plan *report);

@@ -26,6 +26,7 @@ struct Sysfs {
         bool cgroup_probed;
         int cgroup_err;         /* 0, or -ENOENT: no cgroup v2 hierarchy with the io controller */
         char *cgroup_root;      /* relative to the root: "sys/fs/cgroup" */
+        int systemd_iocost;     /* -1 not checked yet; 0 or 1: 90-iocost.rules is active */
 };
 
 /* The coarse clocks tick once a jiffy: their resolution tells CONFIG_HZ without a file. */
@@ -51,6 +52,7 @@ int sysfs_new(const char *root, Sysfs **ret) {
         if (s->root_fd < 0)
                 return -errno;
         s->hz = kernel_hz();
+        s->systemd_iocost = -1;
         *ret = TAKE_PTR(s);
         return 0;
 }
@@ -221,6 +223,43 @@ int sysfs_iocost_probe(Sysfs *s) {
         }
         log_debug("no cgroup v2 hierarchy with the io controller: iocost is not applicable");
         return s->cgroup_err;
+}
+
+bool sysfs_systemd_iocost_active(Sysfs *s) {
+        /* udev's rules directories, the first one with the name wins; a link to /dev/null or
+         * an empty file there masks the rule. */
+        static const char *const dirs[] = {
+                "etc/udev/rules.d", "run/udev/rules.d", "usr/local/lib/udev/rules.d",
+                "usr/lib/udev/rules.d", "lib/udev/rules.d",
+        };
+
+        if (s->systemd_iocost >= 0)
+                return s->systemd_iocost;
+        s->systemd_iocost = 0;
+        for (size_t i = 0; i < ELEMENTSOF(dirs); i++) {
+                char path[PATH_MAX], link[64];
+                struct stat st;
+                ssize_t k;
+
+                snprintf(path, sizeof(path), "%s/90-iocost.rules", dirs[i]);
+                if (fstatat(s->root_fd, path, &st, AT_SYMLINK_NOFOLLOW) < 0)
+                        continue;
+                k = readlinkat(s->root_fd, path, link, sizeof(link) - 1);
+                if (k > 0) {
+                        link[k] = 0;
+                        if (streq(link, "/dev/null"))
+                                break;
+                        if (fstatat(s->root_fd, path, &st, 0) < 0)
+                                break;
+                }
+                if (st.st_size == 0)
+                        break;
+                /* The rule runs systemd's helper; without it, it writes nothing. */
+                s->systemd_iocost = faccessat(s->root_fd, "usr/lib/udev/iocost", X_OK, 0) >= 0 ||
+                                    faccessat(s->root_fd, "lib/udev/iocost", X_OK, 0) >= 0;
+                break;
+        }
+        return s->systemd_iocost;
 }
 
 const char *sysfs_kernel_release(Sysfs *s) {
@@ -716,6 +755,11 @@ int sysfs_load_disk(Sysfs *s, const char *name, char * const *udev_props, const 
                         if (startswith(*p, "IOCOST_") && string_is_printable(*p, 1024) &&
                             strv_length(d->hwdb) < 64 && strv_extend(&d->hwdb, *p) < 0)
                                 return -ENOMEM;
+                /* 90-iocost.rules runs "iocost apply" for disks with IOCOST_SOLUTIONS. */
+                d->iocost_other_writer = props_get(d->hwdb, "IOCOST_SOLUTIONS") &&
+                                         strspn(props_get(d->hwdb, "IOCOST_SOLUTIONS"), " \t") <
+                                                 strlen(props_get(d->hwdb, "IOCOST_SOLUTIONS")) &&
+                                         sysfs_systemd_iocost_active(s);
         }
 
         id_bus = props_get(props, "ID_BUS");

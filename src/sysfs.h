@@ -82,6 +82,15 @@ int sysfs_write_setting(Sysfs *s, const char *disk, const AttrInfo *a, const cha
  */
 int sysfs_iocost_probe(Sysfs *s);
 
+/**
+ * sysfs_systemd_iocost_active() - whether systemd's 90-iocost.rules is in effect
+ *
+ * Return: true when the rule is in one of udev's rules directories (the first one with the
+ * name, not masked by a link to /dev/null or an empty file) and its helper is installed: it
+ * writes io.cost.qos and io.cost.model on every udev event of a disk with IOCOST_SOLUTIONS.
+ */
+bool sysfs_systemd_iocost_active(Sysfs *s);
+
 /* The kernel's release: proc/sys/kernel/osrelease below the root, else uname(2). May be NULL. */
 const char *sysfs_kernel_release(Sysfs *s);
 

@@ -134,6 +134,8 @@ static const char *disk_arg_name(const char *word) {
         return startswith(word, "/dev/") ?: word;
 }
 
+static bool told_two_writers, told_iocost_na;
+
 /* @listed: the disk was there when the run started (--all listed it, or it was checked): if
  * it is gone by its turn, it went away during the run, which is not an error. */
 static int apply_one(Sysfs *s, const Policy *policy, const char *name, bool listed,
@@ -195,6 +197,21 @@ static int apply_one(Sysfs *s, const Policy *policy, const char *name, bool list
                 else if (a->outcome == OUTCOME_GONE)
                         log_debug("%s: went away while %s was being set.", n, a->key);
         }
+
+        if (report_iocost_two_writers(d, report) && !told_two_writers) {
+                /* Once a run: under udev, once an event. */
+                log_warning("%s: systemd's 90-iocost.rules also writes io.cost.qos and io.cost.model for this disk "
+                            "on every udev event; turn one of the two off (see iosched.conf(5)).", n);
+                told_two_writers = true;
+        }
+        for (size_t i = 0; i < report->n_actions && !told_iocost_na; i++)
+                if (report->actions[i].attr->file != ATTR_FILE_QUEUE &&
+                    report->actions[i].outcome == OUTCOME_UNSUPPORTED && sysfs_iocost_probe(s) == -ENOENT) {
+                        log_full_errno(udev_event_is_for(n) ? LOG_DEBUG : LOG_NOTICE, 0,
+                                       "iocost.* keys are not applicable on this system: no cgroup v2 "
+                                       "hierarchy with the io controller.");
+                        told_iocost_na = true;
+                }
 
         if (arg.json) {
                 report_print_json(stdout, d, report, res->n_rules == 0 ? "no rule matches" : NULL);

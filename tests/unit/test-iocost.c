@@ -10,13 +10,16 @@
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
+#include <limits.h>
 #include <stdio.h>
+#include <sys/stat.h>
 #include <cmocka.h>
 
 #include "apply.h"
 #include "conf.h"
 #include "fake-kernel.h"
 #include "iocost.h"
+#include "report.h"
 #include "util.h"
 
 /* ctrl=auto on an NVMe disk (AUTOP_SSD_FAST), as set up by a first write of enable=1 */
@@ -583,6 +586,60 @@ static void test_apply_hwdb(void **state) {
         teardown(&c);
 }
 
+/* systemd's 90-iocost.rules in effect: a second writer for disks with IOCOST_SOLUTIONS */
+static bool two_writers(Ctx *c, char * const *props, bool *ret_note) {
+        _cleanup_(disk_freep) Disk *d = NULL;
+        _cleanup_(resolved_freep) Resolved *r = NULL;
+        _cleanup_(plan_freep) Plan *p = NULL;
+        _cleanup_(freep) char *out = NULL;
+        size_t size = 0;
+        DiskLoad load;
+        FILE *f;
+
+        sysfs_free(c->s);
+        assert_int_equal(sysfs_new(c->k->root, &c->s), 0);
+        fake_kernel_attach(c->k, c->s);
+        policy_disk_load(c->p, &load);
+        assert_int_equal(sysfs_load_disk(c->s, "nvme0n1", props, &load, &d), 0);
+        assert_int_equal(policy_resolve(c->p, d, &r), 0);
+        assert_int_equal(plan_build(d, r, &p), 0);
+        f = open_memstream(&out, &size);
+        assert_non_null(f);
+        report_print_text(f, d, p, false);
+        fclose(f);
+        *ret_note = strstr(out, "(two writers)");
+        return d->iocost_other_writer;
+}
+
+static void test_two_writers(void **state) {
+        char *props[] = { "IOCOST_SOLUTIONS=naive", "IOCOST_QOS_NAIVE=rlat=1", "IOCOST_MODEL_NAIVE=rbps=1", NULL };
+        char *none[] = { "ID_MODEL=x", NULL };
+        char path[PATH_MAX];
+        bool note;
+        Ctx c;
+
+        setup(&c, true, "7.3.4", "iocost.enable = yes\n");
+        assert_false(two_writers(&c, props, &note));
+        assert_int_equal(fake_write(c.k, "usr/lib/udev/rules.d/90-iocost.rules",
+                                    "ENV{IOCOST_SOLUTIONS}!=\"\", RUN+=\"iocost apply $env{DEVNAME}\""), 0);
+        /* the rule without systemd's helper writes nothing */
+        assert_false(two_writers(&c, props, &note));
+        assert_int_equal(fake_write(c.k, "usr/lib/udev/iocost", "#!/bin/sh"), 0);
+        snprintf(path, sizeof(path), "%s/usr/lib/udev/iocost", c.k->root);
+        assert_int_equal(chmod(path, 0755), 0);
+        assert_true(two_writers(&c, props, &note));
+        assert_true(note);
+        /* no hwdb solution for the disk: the rule does not run for it */
+        assert_false(two_writers(&c, none, &note));
+        assert_false(note);
+        /* masked in /etc */
+        assert_int_equal(fake_write(c.k, "etc/udev/rules.d/other.rules", ""), 0);
+        snprintf(path, sizeof(path), "%s/etc/udev/rules.d/90-iocost.rules", c.k->root);
+        assert_int_equal(symlink("/dev/null", path), 0);
+        assert_false(two_writers(&c, props, &note));
+        teardown(&c);
+}
+
 int main(void) {
         const struct CMUnitTest tests[] = {
                 cmocka_unit_test(test_parse_lines),
@@ -599,6 +656,7 @@ int main(void) {
                 cmocka_unit_test(test_apply_not_applicable),
                 cmocka_unit_test(test_apply_static_key),
                 cmocka_unit_test(test_apply_hwdb),
+                cmocka_unit_test(test_two_writers),
         };
         return cmocka_run_group_tests(tests, NULL, NULL);
 }
