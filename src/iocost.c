@@ -48,6 +48,28 @@ static int parse_field(const AttrInfo *a, const char *v, int64_t *ret) {
         return 0;
 }
 
+char *iocost_format(AttrFile file, const int64_t num[_ATTR_MAX]) {
+        _cleanup_(freep) char *out = NULL;
+
+        /* ioc_qos_prfill() and ioc_cost_model_prfill(), without the device */
+        for (AttrId id = 0; id < _ATTR_MAX; id++) {
+                const AttrInfo *a = attr_get(id);
+                char buf[32], *n;
+
+                if (a->file != file)
+                        continue;
+                if (value_sysfs_string(a, num[id], buf, sizeof(buf)) < 0)
+                        return NULL;
+                n = strdup_printf("%s%s%s=%s%s", strempty(out), out ? " " : "", a->token, buf,
+                                  a->id == ATTR_IOCOST_MODEL_CTRL ? " model=linear" : "");
+                if (!n)
+                        return NULL;
+                free(out);
+                out = n;
+        }
+        return TAKE_PTR(out);
+}
+
 int iocost_parse_line(AttrFile file, const char *line, char **ret_devnum, IocostState *ret) {
         _cleanup_(strv_freep) char **words = NULL;
         _cleanup_(freep) char *raw = NULL;
@@ -94,9 +116,8 @@ int iocost_parse_line(AttrFile file, const char *line, char **ret_devnum, Iocost
         if (seen != want || (file == ATTR_FILE_IOCOST_MODEL && !model_seen))
                 return -EBADMSG;
 
-        line += strspn(line, " \t\n");
-        line += strcspn(line, " \t");
-        raw = strdup(line + strspn(line, " \t"));
+        /* The kernel's spelling of what was parsed (not the raw text: it goes on the bus). */
+        raw = iocost_format(file, st.num);
         if (!raw)
                 return -ENOMEM;
         if (ret_devnum) {
@@ -106,7 +127,7 @@ int iocost_parse_line(AttrFile file, const char *line, char **ret_devnum, Iocost
                         return -ENOMEM;
                 *ret_devnum = dn;
         }
-        st.raw = strstrip_inplace(TAKE_PTR(raw));
+        st.raw = TAKE_PTR(raw);
         *ret = st;
         return 0;
 }

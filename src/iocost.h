@@ -26,7 +26,7 @@ void iocost_state_done(IocostState *st);
  * @line: "259:0 enable=1 ctrl=user rpct=95.00 rlat=5000 wpct=95.00 wlat=5000 min=50.00
  *        max=150.00" or "259:0 ctrl=user model=linear rbps=... wrandiops=..."
  * @ret_devnum: "259:0", newly allocated (may be NULL)
- * @ret: every field of the file; err 0
+ * @ret: every field of the file; err 0; raw is the kernel's spelling (iocost_format())
  *
  * Every token of the file's format (the same from 5.4 to 7.3) must be there, once; unknown
  * tokens are ignored, "model=" must be "linear".
@@ -34,6 +34,16 @@ void iocost_state_done(IocostState *st);
  * Return: 0; -EBADMSG for a line that does not parse; -ENOMEM.
  */
 int iocost_parse_line(AttrFile file, const char *line, char **ret_devnum, IocostState *ret);
+
+/**
+ * iocost_format() - a disk's line as the kernel prints it, without "MAJ:MIN "
+ * @file: ATTR_FILE_IOCOST_QOS or ATTR_FILE_IOCOST_MODEL
+ * @num: the values by AttrId
+ *
+ * Return: "enable=1 ctrl=user rpct=95.00 ..." or "ctrl=auto model=linear rbps=...", newly
+ * allocated; NULL on out of memory.
+ */
+char *iocost_format(AttrFile file, const int64_t num[_ATTR_MAX]);
 
 /**
  * iocost_find() - find and parse a disk's line in the text of an io.cost.* file

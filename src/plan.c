@@ -342,7 +342,6 @@ static int decide_iocost(const Disk *d, const Resolved *r, const Setting *s, Act
         int64_t want = s->value.num, cur;
         char buf[32];
         const char *na;
-        int k;
 
         if (f == ATTR_FILE_NONE)
                 return decide_iocost_option(d, r, s, a);
@@ -367,24 +366,14 @@ static int decide_iocost(const Disk *d, const Resolved *r, const Setting *s, Act
 
         if (s->attr->kind == ATTR_KIND_CTRL || id == ATTR_IOCOST_ENABLE) {
                 if (cur == want)
-                        k = set_decision(a, ACTION_SKIP, absent ? "iocost is not set up on this disk: already %s"
-                                                                : "already %s", s->text);
-                else
-                        k = set_iocost_write(a, want, "%s -> %s", a->current, s->text);
+                        return set_decision(a, ACTION_SKIP, absent ? "iocost is not set up on this disk: already %s"
+                                                                   : "already %s", s->text);
         } else if (!want_user)
                 return set_decision(a, ACTION_REFUSED,
                                     "ignored: %s = auto (%s:%u) lets the kernel choose the numbers",
                                     ctrl->setting->key, ctrl->rule->file, ctrl->setting->line);
-        else if (absent)
-                k = set_iocost_write(a, want, "iocost is not set up on this disk");
-        else if (!cur_user)
-                k = set_iocost_write(a, want, "%s chosen by the kernel (ctrl=auto) -> %s", a->current, s->text);
-        else if (cur == want)
-                k = set_decision(a, ACTION_SKIP, "already %s", s->text);
-        else
-                k = set_iocost_write(a, want, "%s -> %s", a->current, s->text);
-        if (k < 0 || a->type != ACTION_WRITE)
-                return k;
+        else if (!absent && cur_user && cur == want)
+                return set_decision(a, ACTION_SKIP, "already %s", s->text);
 
         if (id == ATTR_IOCOST_MIN || id == ATTR_IOCOST_MAX) {
                 /* The kernel refuses min above max, taking the other from its current
@@ -409,7 +398,13 @@ static int decide_iocost(const Disk *d, const Resolved *r, const Setting *s, Act
                                     "lockdep deadlock; fixed in 6.16.4 and 6.17 by \"block: blk-rq-qos: replace "
                                     "static key with atomic bitop\"); set iocost.allow_static_key_kernels = yes "
                                     "to do it anyway");
-        return 0;
+
+        if (absent)
+                return set_iocost_write(a, want, "iocost is not set up on this disk");
+        if (s->attr->kind != ATTR_KIND_CTRL && id != ATTR_IOCOST_ENABLE && !cur_user)
+                return set_iocost_write(a, want, "%s chosen by the kernel (ctrl=auto) -> %s", a->current,
+                                        s->text);
+        return set_iocost_write(a, want, "%s -> %s", a->current, s->text);
 }
 
 int plan_decide(const Disk *d, const Resolved *res, const ResolvedSetting *rs, const char *switch_to,
