@@ -39,6 +39,12 @@ static int property_get_string(sd_bus *bus, const char *path, const char *interf
                 v = d->scheduler ?: (d->has_scheduler_file ? "none" : "");
         else if (streq(property, "LastError"))
                 v = o->last_error;
+        else if (streq(property, "IOCostQoS"))
+                /* The kernel's line without MAJ:MIN; "" when iocost is not set up on the disk
+                 * or not applicable on the system. */
+                v = d->iocost[ATTR_FILE_IOCOST_QOS].err == 0 ? d->iocost[ATTR_FILE_IOCOST_QOS].raw : NULL;
+        else if (streq(property, "IOCostModel"))
+                v = d->iocost[ATTR_FILE_IOCOST_MODEL].err == 0 ? d->iocost[ATTR_FILE_IOCOST_MODEL].raw : NULL;
         return sd_bus_message_append_basic(reply, 's', strempty(v));
 }
 
@@ -52,6 +58,8 @@ static int property_get_bool(sd_bus *bus, const char *path, const char *interfac
                 v = d->rotational == 1;
         else if (d && streq(property, "Removable"))
                 v = d->removable == 1;
+        else if (d && streq(property, "IOCostOtherWriter"))
+                v = d->iocost_other_writer;
         return sd_bus_message_append(reply, "b", v);
 }
 
@@ -211,6 +219,9 @@ const sd_bus_vtable disk_vtable[] = {
         SD_BUS_PROPERTY("AddRandom", "x", property_get_attr, 0, EC),
         SD_BUS_PROPERTY("IOStats", "x", property_get_attr, 0, EC),
         SD_BUS_PROPERTY("Tunables", "a{ss}", property_get_tunables, 0, EC),
+        SD_BUS_PROPERTY("IOCostQoS", "s", property_get_string, 0, EC),
+        SD_BUS_PROPERTY("IOCostModel", "s", property_get_string, 0, EC),
+        SD_BUS_PROPERTY("IOCostOtherWriter", "b", property_get_bool, 0, EC),
         SD_BUS_PROPERTY("Desired", "a(ssssu)", property_get_desired, 0, EC),
         SD_BUS_PROPERTY("MatchedRules", "a(ssu)", property_get_rules, 0, EC),
         SD_BUS_PROPERTY("LastApplied", "t", property_get_last_applied, 0, EC),

@@ -10,6 +10,7 @@
 #include "ioschedd-manager-bus.h"
 #include "ioschedd-manager.h"
 #include "log.h"
+#include "report.h"
 #include "sysfs.h"
 #include "util.h"
 
@@ -375,6 +376,23 @@ int manager_queue_all(Manager *m, Request *request) {
 }
 
 static void log_report(const DiskObject *d, const Plan *report) {
+        static bool told_two_writers, told_iocost_na;
+
+        /* Said once in the daemon's life, not per disk and event. */
+        if (!told_two_writers && report_iocost_two_writers(d->disk, report)) {
+                log_warning("%s: systemd's 90-iocost.rules also writes io.cost.qos and io.cost.model for this "
+                            "disk on every udev event; turn one of the two off (see iosched.conf(5)).", d->name);
+                told_two_writers = true;
+        }
+        for (size_t i = 0; i < report->n_actions && !told_iocost_na; i++)
+                if (report->actions[i].attr->file != ATTR_FILE_QUEUE &&
+                    report->actions[i].outcome == OUTCOME_UNSUPPORTED && d->disk &&
+                    d->disk->iocost[ATTR_FILE_IOCOST_QOS].err == -ENOENT) {
+                        log_notice("iocost.* keys are not applicable on this system: no cgroup v2 hierarchy "
+                                   "with the io controller.");
+                        told_iocost_na = true;
+                }
+
         for (size_t i = 0; i < report->n_actions; i++) {
                 const Action *a = &report->actions[i];
 

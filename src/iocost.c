@@ -36,8 +36,8 @@ static int parse_field(const AttrInfo *a, const char *v, int64_t *ret) {
                         return -EBADMSG;
                 n = streq(v, "user");
                 break;
-        case ATTR_KIND_PERCENT: /* %u.%02u of a u32 in ppm */
-                if (percent_parse(v, &n) < 0 || n > UINT32_MAX / 100)
+        case ATTR_KIND_PERCENT: /* %u.%02u: the kernel keeps rpct/wpct in 0-100, min/max in 1-10000 */
+                if (percent_parse(v, &n) < 0 || n < a->min || n > a->max)
                         return -EBADMSG;
                 break;
         default:                /* %u (u32) or %llu (u64, kept below 2^63) */
@@ -114,6 +114,9 @@ int iocost_parse_line(AttrFile file, const char *line, char **ret_devnum, Iocost
                 if (attr_get(id)->file == file)
                         want |= ATTR_BIT(id);
         if (seen != want || (file == ATTR_FILE_IOCOST_MODEL && !model_seen))
+                return -EBADMSG;
+        /* The kernel refuses every write that would leave min above max. */
+        if (file == ATTR_FILE_IOCOST_QOS && st.num[ATTR_IOCOST_MIN] > st.num[ATTR_IOCOST_MAX])
                 return -EBADMSG;
 
         /* The kernel's spelling of what was parsed (not the raw text: it goes on the bus). */

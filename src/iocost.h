@@ -29,7 +29,8 @@ void iocost_state_done(IocostState *st);
  * @ret: every field of the file; err 0; raw is the kernel's spelling (iocost_format())
  *
  * Every token of the file's format (the same from 5.4 to 7.3) must be there, once; unknown
- * tokens are ignored, "model=" must be "linear".
+ * tokens are ignored, "model=" must be "linear"; values the kernel cannot hold (rpct above
+ * 100, min or max outside 1-10000, min above max) make the line unparsable.
  *
  * Return: 0; -EBADMSG for a line that does not parse; -ENOMEM.
  */

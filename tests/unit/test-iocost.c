@@ -82,6 +82,11 @@ static void test_parse_lines(void **state) {
                 "8:0 enable=1 ctrl=user rpct=95.00 rlat=5e3 wpct=95.50 wlat=10000 min=50.00 max=150.00",
                 "8:0 enable=1 ctrl=user rpct=95.00 rlat=4294967296 wpct=95.50 wlat=10000 min=50.00 max=150.00",
                 "8:0 enable=1 ctrl=user rpct=95.00 rlat wpct=95.50 wlat=10000 min=50.00 max=150.00",
+                /* what the kernel cannot hold */
+                "8:0 enable=1 ctrl=user rpct=100.01 rlat=5000 wpct=95.50 wlat=10000 min=50.00 max=150.00",
+                "8:0 enable=1 ctrl=user rpct=95.00 rlat=5000 wpct=95.50 wlat=10000 min=0.99 max=150.00",
+                "8:0 enable=1 ctrl=user rpct=95.00 rlat=5000 wpct=95.50 wlat=10000 min=50.00 max=10000.01",
+                "8:0 enable=1 ctrl=user rpct=95.00 rlat=5000 wpct=95.50 wlat=10000 min=50.00 max=15.00",
         };
         for (size_t i = 0; i < ELEMENTSOF(bad_qos); i++)
                 if (iocost_parse_line(ATTR_FILE_IOCOST_QOS, bad_qos[i], NULL, &st) != -EBADMSG)
