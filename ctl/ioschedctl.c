@@ -10,6 +10,7 @@
 #include <time.h>
 
 #include "attr.h"
+#include "iocost.h"
 #include "json.h"
 #include "log.h"
 #include "util.h"
@@ -36,6 +37,8 @@ typedef struct DiskInfo {
         uint64_t last_applied;
         int64_t attrs[_ATTR_MAX];       /* by the table's property names; -1 unknown */
         char **tunables;                /* name, value, name, value, ... */
+        char *iocost[_ATTR_FILE_MAX];   /* IOCostModel, IOCostQoS: the kernel's line, "" none */
+        bool iocost_other_writer;
         char **rules;
         Desired *desired;
         size_t n_desired;
@@ -51,6 +54,8 @@ static void disk_info_done(DiskInfo *d) {
         free(d->wwn);
         free(d->last_error);
         strv_free(d->tunables);
+        for (size_t i = 0; i < _ATTR_FILE_MAX; i++)
+                free(d->iocost[i]);
         strv_free(d->rules);
         for (size_t i = 0; i < d->n_desired; i++) {
                 free(d->desired[i].key);
@@ -114,6 +119,15 @@ static int read_disk_props(sd_bus_message *m, DiskInfo *d) {
                         r = read_string(m, &d->wwn);
                 else if (streq(name, "LastError"))
                         r = read_string(m, &d->last_error);
+                else if (streq(name, "IOCostQoS"))
+                        r = read_string(m, &d->iocost[ATTR_FILE_IOCOST_QOS]);
+                else if (streq(name, "IOCostModel"))
+                        r = read_string(m, &d->iocost[ATTR_FILE_IOCOST_MODEL]);
+                else if (streq(name, "IOCostOtherWriter")) {
+                        int b;
+                        r = sd_bus_message_read_basic(m, 'b', &b);
+                        d->iocost_other_writer = b;
+                }
                 else if (streq(name, "Rotational")) {
                         int b;
                         r = sd_bus_message_read_basic(m, 'b', &b);
@@ -345,7 +359,14 @@ static int verb_status(sd_bus *bus, char **args) {
                                         fputc(',', stdout);
                                 json_string(stdout, d->rules[j]);
                         }
-                        printf("],\"last_applied_usec\":%" PRIu64 ",\"error\":", d->last_applied);
+                        fputs("],\"iocost_qos\":", stdout);
+                        json_string(stdout, d->iocost[ATTR_FILE_IOCOST_QOS] && *d->iocost[ATTR_FILE_IOCOST_QOS]
+                                                    ? d->iocost[ATTR_FILE_IOCOST_QOS] : NULL);
+                        fputs(",\"iocost_model\":", stdout);
+                        json_string(stdout, d->iocost[ATTR_FILE_IOCOST_MODEL] && *d->iocost[ATTR_FILE_IOCOST_MODEL]
+                                                    ? d->iocost[ATTR_FILE_IOCOST_MODEL] : NULL);
+                        printf(",\"iocost_other_writer\":%s", d->iocost_other_writer ? "true" : "false");
+                        printf(",\"last_applied_usec\":%" PRIu64 ",\"error\":", d->last_applied);
                         json_string(stdout, d->last_error && *d->last_error ? d->last_error : NULL);
                         fputc('}', stdout);
                         continue;
@@ -360,10 +381,30 @@ static int verb_status(sd_bus *bus, char **args) {
         }
         if (arg.json)
                 puts("]");
+        else
+                for (size_t i = 0; i < n; i++)
+                        if (l[i].iocost_other_writer)
+                                printf("%s: systemd's 90-iocost.rules also writes io.cost.qos and io.cost.model "
+                                       "(two writers; see iosched.conf(5))\n", l[i].name);
         for (size_t i = 0; i < n; i++)
                 disk_info_done(&l[i]);
         free(l);
         return 0;
+}
+
+/* An iocost key's current value, from the kernel's line on the bus; NULL without one. */
+static const char *iocost_text(const DiskInfo *d, const AttrInfo *a, char *buf, size_t size) {
+        _cleanup_(iocost_state_done) IocostState st = {};
+        _cleanup_(freep) char *line = NULL;
+        const char *raw = a->file < _ATTR_FILE_MAX ? d->iocost[a->file] : NULL;
+
+        if (!raw || !*raw || a->file == ATTR_FILE_NONE)
+                return NULL;
+        line = strdup_printf("0:0 %s", raw);
+        if (!line || iocost_parse_line(a->file, line, NULL, &st) < 0 ||
+            value_sysfs_string(a, st.num[a->id], buf, size) < 0)
+                return NULL;
+        return buf;
 }
 
 static const Desired *find_desired(const DiskInfo *d, const char *key) {
@@ -428,6 +469,13 @@ static int verb_explain(sd_bus *bus, char **args) {
                         continue;
                 const char *cur;
 
+                if (a->file != ATTR_FILE_QUEUE) {
+                        /* iocost keys: those set, and those of a file with a line */
+                        cur = iocost_text(&d, a, buf, sizeof(buf));
+                        if (cur || find_desired(&d, a->key))
+                                explain_line(a->key, cur, find_desired(&d, a->key), &first);
+                        continue;
+                }
                 if (id == ATTR_SCHEDULER)
                         cur = d.scheduler && *d.scheduler ? d.scheduler : NULL;
                 else
@@ -447,7 +495,10 @@ static int verb_explain(sd_bus *bus, char **args) {
                         explain_line(d.desired[i].key, NULL, &d.desired[i], &first);
         }
         if (arg.json)
-                puts("]}");
+                printf("],\"iocost_other_writer\":%s}\n", d.iocost_other_writer ? "true" : "false");
+        else if (d.iocost_other_writer)
+                printf("note: systemd's 90-iocost.rules also writes io.cost.qos and io.cost.model for %s "
+                       "(two writers; see iosched.conf(5))\n", d.name);
         return 0;
 }
 
