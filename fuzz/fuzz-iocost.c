@@ -116,7 +116,8 @@ static void check_plan(const Disk *d, const Resolved *res, const Plan *plan) {
                 }
                 fuzz_check(st->err == 0 || st->err == -ENODATA);
                 fuzz_check(d->has_scheduler_file);
-                if (st->err == -ENODATA && d->rqos_static_key)
+                if (d->iocost[ATTR_FILE_IOCOST_QOS].err == -ENODATA &&
+                    d->iocost[ATTR_FILE_IOCOST_MODEL].err == -ENODATA && d->rqos_static_key)
                         fuzz_check(resolved_find(res, ATTR_IOCOST_ALLOW_STATIC_KEY, NULL));
                 fuzz_check(startswith(a->write, a->attr->token) && a->write[strlen(a->attr->token)] == '=');
                 if (a->attr->kind == ATTR_KIND_PERCENT)

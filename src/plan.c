@@ -388,10 +388,12 @@ static int decide_iocost(const Disk *d, const Resolved *r, const Setting *s, Act
                                             lo / 100, lo % 100, hi / 100, hi % 100);
         }
 
-        /* Setting iocost up on a disk adds an rq-qos policy: on 6.16.0-6.16.3 that does
-         * static_branch_inc() under the queue freeze (seed 004). */
+        /* Setting iocost up on a disk (neither file has its line: both show one once it is)
+         * adds an rq-qos policy: on 6.16.0-6.16.3 that does static_branch_inc() under the
+         * queue freeze (seed 004). */
         allow = resolved_find(r, ATTR_IOCOST_ALLOW_STATIC_KEY, NULL);
-        if (absent && d->rqos_static_key && !(allow && allow->setting->value.num == 1))
+        if (absent && d->iocost[f == ATTR_FILE_IOCOST_QOS ? ATTR_FILE_IOCOST_MODEL : ATTR_FILE_IOCOST_QOS].err == -ENODATA &&
+            d->rqos_static_key && !(allow && allow->setting->value.num == 1))
                 return set_decision(a, ACTION_REFUSED,
                                     "refused on this kernel: Linux 6.16.0-6.16.3 take cpu_hotplug_lock under the "
                                     "queue freeze when iocost is first set up on a disk (rq-qos static key, a "
