@@ -63,6 +63,15 @@ ctl reset --runtime "$a"
 ctl reset "$a"
 [ "$(qattr "$a" nr_requests)" = 32 ] || fail "reset"
 
+# iocost keys go through the same key table: the kernel's rounding, the file:line of the drop-in.
+ctl set "$a" iocost.rpct=95.555 iocost.ctrl=user
+ctl explain "$a" | has -E "^iocost.rpct +[^ ]+ +95.56 +$root/etc/iosched.d/98-ioschedd-name-$a.conf:[0-9]+ \\(rule ioschedd\\)$" \
+        || fail "explain iocost.rpct after set: $(ctl explain "$a")"
+out=$(ctl set "$a" iocost.wpct=100.01 2>&1) && fail "set iocost.wpct=100.01 succeeded"
+echo "$out" | has "org.iosched1.Error.InvalidSetting" || fail "set iocost error: $out"
+ctl reset "$a"
+ctl explain "$a" | has "^iocost.rpct " && fail "iocost.rpct still set after reset"
+
 # Errors: the message and the D-Bus error name, exit status 1; usage errors 64.
 out=$(ctl set "$a" nr_requests=0 2>&1) && fail "set nr_requests=0 succeeded"
 echo "$out" | has "org.iosched1.Error.InvalidSetting" || fail "set error: $out"

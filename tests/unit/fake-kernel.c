@@ -244,6 +244,12 @@ int fake_kernel_write_hook(Sysfs *s, int fd, const char *disk, const char *rel, 
                 k->busy--;
                 return -EBUSY;
         }
+        if (k->fail_next < 0) {
+                int r = k->fail_next;
+
+                k->fail_next = 0;
+                return r;
+        }
         if (k->vanish_after > 0 && --k->vanish_after == 0) {
                 if (k->vanish_after_success) {
                         /* The write went through; the disk is removed (and made again)

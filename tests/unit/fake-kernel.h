@@ -38,6 +38,7 @@ typedef struct FakeKernel {
         bool vanish_after_success;              /* the write succeeds, then the disk goes */
         char *cgroup;                   /* the cgroup2 mount (below root) with io.cost.*, or NULL */
         unsigned iocost_writes;         /* writes to io.cost.qos and io.cost.model */
+        int fail_next;                  /* < 0: the next write fails with it */
 } FakeKernel;
 
 FakeKernel *fake_kernel_new(void);

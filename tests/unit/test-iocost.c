@@ -533,6 +533,40 @@ static void test_apply_converges(void **state) {
         teardown(&c);
 }
 
+static void test_apply_errors(void **state) {
+        ApplyStats st = {};
+        Plan *p;
+        Ctx c;
+
+        setup(&c, true, "7.3.4", "iocost.enable = yes\niocost.rlat = 5000\nnr_requests = 64\n");
+        /* EBUSY is retried; the line is written once it goes through */
+        c.k->busy = 2;
+        p = run(&c, NULL, &st);
+        assert_int_equal(c.k->iocost_writes, 1);
+        assert_int_equal(reported(p, "iocost.rlat")->outcome, OUTCOME_WRITTEN);
+        plan_free(p);
+
+        /* a refused line fails every key in it */
+        assert_int_equal(fake_iocost_set(c.k, "io.cost.qos",
+                                         "259:0 enable=0 ctrl=user rpct=0.00 rlat=6000 wpct=0.00 wlat=25000 min=1.00 max=10000.00"), 0);
+        c.k->fail_next = -EINVAL;
+        st = (ApplyStats) {};
+        p = run(&c, NULL, &st);
+        assert_int_equal(reported(p, "iocost.enable")->outcome, OUTCOME_FAILED);
+        assert_int_equal(reported(p, "iocost.rlat")->outcome, OUTCOME_FAILED);
+        assert_int_equal(reported(p, "iocost.rlat")->error, -EINVAL);
+        assert_non_null(strstr(reported(p, "iocost.rlat")->reason, "writing \"259:0 enable=1 rlat=5000\" failed"));
+        assert_int_equal(reported(p, "nr_requests")->outcome, OUTCOME_SKIPPED);
+        assert_int_equal(st.failed, 2);
+        plan_free(p);
+
+        /* the disk's own line only: another disk's number is refused before any write */
+        assert_int_equal(sysfs_write_setting(c.s, "nvme0n1", attr_get(ATTR_IOCOST_RLAT), NULL, "8:0 rlat=1"), -EINVAL);
+        assert_int_equal(sysfs_write_setting(c.s, "nvme0n1", attr_get(ATTR_IOCOST_RLAT), NULL, "259:0 rlat=1\n8:0 rlat=1"), -EINVAL);
+        assert_int_equal(sysfs_write_setting(c.s, "nvme0n1", attr_get(ATTR_IOCOST_SOLUTION), NULL, "259:0 rlat=1"), -EINVAL);
+        teardown(&c);
+}
+
 static void test_apply_not_applicable(void **state) {
         ApplyStats st = {};
         Plan *p;
@@ -658,6 +692,7 @@ int main(void) {
                 cmocka_unit_test(test_plan_not_applicable),
                 cmocka_unit_test(test_plan_solution),
                 cmocka_unit_test(test_apply_converges),
+                cmocka_unit_test(test_apply_errors),
                 cmocka_unit_test(test_apply_not_applicable),
                 cmocka_unit_test(test_apply_static_key),
                 cmocka_unit_test(test_apply_hwdb),
