@@ -236,6 +236,39 @@ PY
 expect_exit 0 "$A" --root "$root" --config "$conf" --json --dry-run --all
 python3 -m json.tool --json-lines "$TEST_TMP/out" >/dev/null || fail "--all: not JSON"
 
+log "iocost: read, compare, write nothing when equal; not applicable said once"
+mkdir -p "$root/proc/self" "$root/sys/fs/cgroup"
+echo "30 24 0:26 / /sys/fs/cgroup rw,nosuid shared:9 - cgroup2 cgroup2 rw,nsdelegate" >"$root/proc/self/mountinfo"
+echo "cpuset cpu io memory pids" >"$root/sys/fs/cgroup/cgroup.controllers"
+dn0=$(cat "$root/sys/devices/virtual/block/fake0/dev")
+dn1=$(cat "$root/sys/devices/virtual/block/fake1/dev")
+printf '%s enable=1 ctrl=user rpct=95.00 rlat=5000 wpct=95.00 wlat=5000 min=50.00 max=150.00\n' "$dn1" "$dn0" \
+        >"$root/sys/fs/cgroup/io.cost.qos"
+printf '%s ctrl=user model=linear rbps=100 rseqiops=2 rrandiops=3 wbps=4 wseqiops=5 wrandiops=6\n' "$dn0" \
+        >"$root/sys/fs/cgroup/io.cost.model"
+ioconf=$TEST_TMP/iocost.conf
+printf '[rule io]\nmatch.name = fake0\niocost.enable = yes\niocost.rpct = 95\niocost.rlat = 5000\niocost.wpct = 95.004\niocost.min = 50\niocost.max = 150\niocost.model.rbps = 100\niocost.model.wrandiops = 6\n' >"$ioconf"
+before=$(tree_sum)
+expect_exit 0 "$A" --root "$root" --config "$ioconf" fake0
+[ "$(tree_sum)" = "$before" ] || fail "iocost: equal values were written: $out"
+echo "$out" | grep -q "iocost.rlat .*already right" || fail "iocost.rlat: $out"
+sed -i "s/^$dn0 enable=1 ctrl=user rpct=95.00 rlat=5000/$dn0 enable=1 ctrl=user rpct=95.00 rlat=7000/" "$root/sys/fs/cgroup/io.cost.qos"
+expect_exit 0 "$A" --root "$root" --config "$ioconf" --json --dry-run fake0
+python3 - "$TEST_TMP/out" <<'PY' || fail "iocost dry run: $out"
+import json, sys
+o = json.loads(open(sys.argv[1]).read())
+k = {a["key"]: a for a in o["actions"]}
+assert k["iocost.rlat"]["current"] == "7000" and k["iocost.rlat"]["outcome"] == "would-write", k["iocost.rlat"]
+assert all(a["outcome"] == "skipped" for n, a in k.items() if n != "iocost.rlat"), k
+PY
+echo "cpuset cpu memory pids" >"$root/sys/fs/cgroup/cgroup.controllers"
+printf '[rule io]\nmatch.name = fake*\niocost.enable = yes\n' >"$ioconf"
+before=$(tree_sum)
+expect_exit 0 "$A" --root "$root" --config "$ioconf" fake0 fake1
+[ "$(tree_sum)" = "$before" ] || fail "iocost without an io controller wrote"
+[ "$(grep -c "not applicable" "$TEST_TMP/err")" = 1 ] || fail "not applicable is not said once: $err"
+rm -r "$root/proc" "$root/sys/fs"
+
 log "under udev: a disk gone before it could be read is not an error"
 expect_exit 0 env ACTION=add SUBSYSTEM=block SEQNUM=1 DEVPATH=/devices/virtual/block/gone0 \
         "$A" --root "$root" --config "$conf" gone0
