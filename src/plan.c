@@ -93,7 +93,9 @@ static int set_write(Action *a, int64_t num, const char *fmt, ...) {
         r = value_sysfs_string(a->attr, num, buf, sizeof(buf));
         if (r < 0)
                 return r;
-        a->write = strdup(buf);
+        free(a->write);
+        /* An iocost key is one "token=value" of its file's line. */
+        a->write = a->attr->token ? strdup_printf("%s=%s", a->attr->token, buf) : strdup(buf);
         if (!a->write)
                 return -ENOMEM;
         a->type = ACTION_WRITE;
@@ -248,31 +250,6 @@ static int decide_number(const Disk *d, const Setting *s, const AttrState *st, A
         return set_write(a, want, "%" PRIi64 " -> %" PRIi64, st->value.num, want);
 }
 
-static int set_iocost_write(Action *a, int64_t num, const char *fmt, ...) _printf_(3, 4);
-static int set_iocost_write(Action *a, int64_t num, const char *fmt, ...) {
-        char buf[32];
-        va_list ap;
-        int r;
-
-        r = value_sysfs_string(a->attr, num, buf, sizeof(buf));
-        if (r < 0)
-                return r;
-        free(a->write);
-        a->write = strdup_printf("%s=%s", a->attr->token, buf);
-        if (!a->write)
-                return -ENOMEM;
-        a->type = ACTION_WRITE;
-        free(a->reason);
-        va_start(ap, fmt);
-        r = vasprintf(&a->reason, fmt, ap);
-        va_end(ap);
-        if (r < 0) {
-                a->reason = NULL;
-                return -ENOMEM;
-        }
-        return 0;
-}
-
 static const char *iocost_not_applicable(const Disk *d, AttrFile f) {
         switch (d->iocost[f].err) {
         case 0:
@@ -402,11 +379,11 @@ static int decide_iocost(const Disk *d, const Resolved *r, const Setting *s, Act
                                     "to do it anyway");
 
         if (absent)
-                return set_iocost_write(a, want, "iocost is not set up on this disk");
+                return set_write(a, want, "iocost is not set up on this disk");
         if (s->attr->kind != ATTR_KIND_CTRL && id != ATTR_IOCOST_ENABLE && !cur_user)
-                return set_iocost_write(a, want, "%s chosen by the kernel (ctrl=auto) -> %s", a->current,
+                return set_write(a, want, "%s chosen by the kernel (ctrl=auto) -> %s", a->current,
                                         s->text);
-        return set_iocost_write(a, want, "%s -> %s", a->current, s->text);
+        return set_write(a, want, "%s -> %s", a->current, s->text);
 }
 
 int plan_decide(const Disk *d, const Resolved *res, const ResolvedSetting *rs, const char *switch_to,
