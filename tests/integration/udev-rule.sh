@@ -132,6 +132,33 @@ sed '1,/^----$/d' "$TEST_TMP/shipped" | grep -q "iosched-apply" &&
 ! grep -i "60-iosched.rules.*\(invalid\|error\|unknown\|fail\)" "$TEST_TMP/shipped" ||
         fail "udevadm complains about the shipped rule"
 
+log "udevadm test: 90-iosched-iocost.rules imports systemd-iocost's hwdb entry (a private hwdb)"
+iocost_rules=$IOSCHED_SRC_DIR/udev/90-iosched-iocost.rules
+mkdir -p "$TEST_TMP/hwdb/etc/udev/hwdb.d"
+cat >"$TEST_TMP/hwdb/etc/udev/hwdb.d/60-iosched-test.hwdb" <<'HWDB'
+block::name:iosched test disk:fwrev:1.0:
+ IOCOST_SOLUTIONS=isolation naive
+ IOCOST_QOS_NAIVE=rpct=99.00 rlat=8000 wpct=99.00 wlat=8000 min=75.00 max=100.00
+ IOCOST_MODEL_NAIVE=rbps=7 rseqiops=8 rrandiops=9 wbps=10 wseqiops=11 wrandiops=12
+HWDB
+systemd-hwdb update --root "$TEST_TMP/hwdb" || fail "systemd-hwdb update"
+[ -s "$TEST_TMP/hwdb/etc/udev/hwdb.bin" ] || fail "no hwdb.bin"
+unshare -m --propagation private sh -c '
+        mount -t tmpfs tmpfs /run/udev &&
+        mount --bind "$3/etc/udev" /etc/udev &&
+        mkdir -p /etc/udev/rules.d /run/udev/rules.d &&
+        printf "%s\n" "SUBSYSTEM==\"block\", ENV{ID_MODEL}=\"iosched test disk\", ENV{ID_REVISION}=\"1.0\"" \
+                >/run/udev/rules.d/10-iosched-test-model.rules &&
+        cp "$1" /run/udev/rules.d/ &&
+        udevadm test --action=change "$2"' \
+        sh "$iocost_rules" "/sys/block/$d" "$TEST_TMP/hwdb" >"$TEST_TMP/iocost-hwdb" 2>&1 ||
+        fail "udevadm test with the hwdb: $(tail "$TEST_TMP/iocost-hwdb")"
+grep -q "^IOCOST_SOLUTIONS=isolation naive$" "$TEST_TMP/iocost-hwdb" &&
+        grep -q "^IOCOST_QOS_NAIVE=rpct=99.00 rlat=8000 wpct=99.00 wlat=8000 min=75.00 max=100.00$" "$TEST_TMP/iocost-hwdb" ||
+        fail "the hwdb entry was not imported: $(grep -i "iocost\|hwdb" "$TEST_TMP/iocost-hwdb")"
+! grep -i "90-iosched-iocost.rules.*\(invalid\|error\|unknown\|fail\)" "$TEST_TMP/iocost-hwdb" ||
+        fail "udevadm complains about 90-iosched-iocost.rules"
+
 log "the watch: closing /dev/$d after writing to it makes udevd send change"
 # udevd keeps its inotify watches as links in /run/udev/watch: "b7:N -> WD" and "WD -> b7:N".
 devnum=$(cat "/sys/block/$d/dev")
