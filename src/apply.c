@@ -168,6 +168,8 @@ static int apply_iocost(Sysfs *s, Disk *d, const Resolved *r, Plan *plan, size_t
                 return k;
         if (k >= 0)
                 reload = sysfs_reload_settings(s, d);
+        if (reload == -ENOMEM)
+                return reload;
         if ((k < 0 && ERRNO_IS_GONE(k) && disk_is_gone(s, d)) || reload < 0)
                 *gone = true;
 
