@@ -560,6 +560,28 @@ static void test_apply_errors(void **state) {
         assert_int_equal(st.failed, 2);
         plan_free(p);
 
+        /* the disk goes away during the write: the rest of it is gone, quietly */
+        assert_int_equal(fake_iocost_set(c.k, "io.cost.qos",
+                                         "259:0 enable=0 ctrl=user rpct=0.00 rlat=6000 wpct=0.00 wlat=25000 min=1.00 max=10000.00"), 0);
+        c.k->vanish_after = 1;
+        st = (ApplyStats) {};
+        {
+                _cleanup_(disk_freep) Disk *d = NULL;
+                _cleanup_(resolved_freep) Resolved *r = NULL;
+                DiskLoad load;
+
+                policy_disk_load(c.p, &load);
+                assert_int_equal(sysfs_load_disk(c.s, "nvme0n1", NULL, &load, &d), 0);
+                assert_int_equal(policy_resolve(c.p, d, &r), 0);
+                assert_int_equal(apply_disk(c.s, d, r, 0, &p, &st), 0);
+        }
+        assert_int_equal(reported(p, "iocost.rlat")->outcome, OUTCOME_GONE);
+        assert_int_equal(reported(p, "nr_requests")->outcome, OUTCOME_SKIPPED);
+        assert_int_equal(st.failed, 0);
+        assert_int_equal(st.gone, 2);
+        plan_free(p);
+        fake_disk_add(c.k, &nvme);
+
         /* the disk's own line only: another disk's number is refused before any write */
         assert_int_equal(sysfs_write_setting(c.s, "nvme0n1", attr_get(ATTR_IOCOST_RLAT), NULL, "8:0 rlat=1"), -EINVAL);
         assert_int_equal(sysfs_write_setting(c.s, "nvme0n1", attr_get(ATTR_IOCOST_RLAT), NULL, "259:0 rlat=1\n8:0 rlat=1"), -EINVAL);
