@@ -4,8 +4,9 @@
  * solutions, the planner, and apply_disk() on a fake tree with a fake cgroup2 root.
  *
  * The printouts follow the format strings of ioc_qos_prfill() and ioc_cost_model_prfill() in
- * Debian's 6.1 (6.1.192), 6.12 and 7.3 (7.3.4) block/blk-iocost.c, with the kernel's own
- * parameters (autop[]) for the ctrl=auto lines.
+ * Debian's 6.1 (6.1.192), 6.12 (6.12.117) and 7.3 (7.3.4) block/blk-iocost.c, with the kernel's
+ * own parameters (autop[]) for the ctrl=auto lines; test_real_printouts() has lines read from
+ * those kernels (tests/kernels/iocost).
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -101,6 +102,33 @@ static void test_parse_lines(void **state) {
                                            "rseqiops=1 rrandiops=1 wbps=1 wseqiops=1 wrandiops=1", NULL, &st), -EBADMSG);
         /* a qos line is no model line */
         assert_int_equal(iocost_parse_line(ATTR_FILE_IOCOST_MODEL, QOS_USER, NULL, &st), -EBADMSG);
+}
+
+/* Read from Debian's 6.1.0-50-amd64, 6.12.117+deb13-amd64 and 7.3.4+deb13-amd64 by
+ * tests/kernels/iocost (null_blk, cgroup v2): the same text on all three. */
+static void test_real_printouts(void **state) {
+        static const char *const qos[] = {
+                "254:0 enable=1 ctrl=user rpct=95.00 rlat=5000 wpct=95.50 wlat=10000 min=50.00 max=150.00",
+                "254:0 enable=1 ctrl=auto rpct=0.00 rlat=25000 wpct=0.00 wlat=25000 min=1.00 max=10000.00",
+        };
+        static const char *const model[] = {
+                "254:0 ctrl=user model=linear rbps=2706339840 rseqiops=89698 rrandiops=110036 wbps=1063126016 "
+                "wseqiops=135560 wrandiops=130734",
+                "254:0 ctrl=auto model=linear rbps=488636629 rseqiops=8932 rrandiops=8518 wbps=427891549 "
+                "wseqiops=28755 wrandiops=21940",
+        };
+
+        for (size_t i = 0; i < 2; i++) {
+                _cleanup_(iocost_state_done) IocostState q = {}, m = {};
+
+                assert_int_equal(iocost_parse_line(ATTR_FILE_IOCOST_QOS, qos[i], NULL, &q), 0);
+                assert_int_equal(iocost_parse_line(ATTR_FILE_IOCOST_MODEL, model[i], NULL, &m), 0);
+                /* what is kept prints as the kernel printed it */
+                assert_string_equal(q.raw, qos[i] + strlen("254:0 "));
+                assert_string_equal(m.raw, model[i] + strlen("254:0 "));
+                assert_int_equal(q.num[ATTR_IOCOST_CTRL], i == 0);
+                assert_int_equal(m.num[ATTR_IOCOST_MODEL_CTRL], i == 0);
+        }
 }
 
 static void test_find(void **state) {
@@ -704,6 +732,7 @@ static void test_two_writers(void **state) {
 int main(void) {
         const struct CMUnitTest tests[] = {
                 cmocka_unit_test(test_parse_lines),
+                cmocka_unit_test(test_real_printouts),
                 cmocka_unit_test(test_find),
                 cmocka_unit_test(test_mountinfo),
                 cmocka_unit_test(test_static_key_kernels),
