@@ -6,6 +6,7 @@
 #include <time.h>
 
 #include "conf.h"
+#include "engine.h"
 #include "ioschedd-disk-bus.h"
 #include "ioschedd-manager-bus.h"
 #include "ioschedd-manager.h"
@@ -723,6 +724,8 @@ Manager *manager_free(Manager *m) {
 
         if (!m)
                 return NULL;
+        if (m->marker_written)
+                (void) engine_marker_remove(m->runtime_dir);
         sd_event_source_unref(m->monitor_source);
         sd_event_source_unref(m->worker_source);
         sd_event_source_unref(m->verify_source);
@@ -780,6 +783,15 @@ static int manager_start_monitor(Manager *m) {
         if (r < 0)
                 return log_error_errno(r, "Cannot watch the udev monitor: %m");
         (void) sd_event_source_set_description(m->monitor_source, "udev-monitor");
+
+        /* From now on every event reaches us: the udev rule's helper may step aside. */
+        if (m->runtime_dir) {
+                r = engine_marker_write(m->runtime_dir);
+                if (r < 0)
+                        log_warning_errno(r, "Cannot write %s/%s, the udev rule keeps acting too: %m",
+                                          m->runtime_dir, ENGINE_MARKER);
+                m->marker_written = r >= 0;
+        }
         return 0;
 }
 

@@ -110,6 +110,8 @@ struct Manager {
         const char *sysfs_root;         /* "/" */
         const char *config_root;        /* "/" */
         const char *config_file;        /* --config: this file alone */
+        const char *runtime_dir;        /* the engine marker's directory (engine.h) */
+        bool marker_written;
         unsigned n_workers;
         uint64_t verify_usec;           /* 0: off */
         bool monitor_enabled;

@@ -8,19 +8,21 @@
 #include <stdio.h>
 #include <systemd/sd-daemon.h>
 
+#include "engine.h"
 #include "ioschedd-manager-bus.h"
 #include "ioschedd-manager.h"
 #include "log.h"
 #include "util.h"
 
 static struct {
-        const char *config, *root, *config_root;
+        const char *config, *root, *config_root, *runtime_dir;
         uint64_t verify_usec;
         unsigned workers;
         int monitor_buffer;
         int log_level;
         bool no_monitor;
-} arg = { .root = "/", .config_root = "/", .workers = IOSCHEDD_WORKERS_DEFAULT,
+} arg = { .root = "/", .config_root = "/", .runtime_dir = ENGINE_RUNTIME_DIR,
+          .workers = IOSCHEDD_WORKERS_DEFAULT,
           .monitor_buffer = IOSCHEDD_MONITOR_BUFFER, .log_level = -1 };
 
 static void help(void) {
@@ -33,6 +35,8 @@ static void help(void) {
                "     --config-root=DIR      Read /etc/iosched.conf and the drop-in directories\n"
                "                            below DIR, and save SetPolicy drop-ins there\n"
                "     --root=DIR             Use DIR as the root for /sys and /run/udev\n"
+               "     --runtime-dir=DIR      Announce in DIR that ioschedd handles udev events,\n"
+               "                            so that the udev rule steps aside (default %s)\n"
                "     --verify-interval=SEC  Read every disk again every SEC seconds and restore\n"
                "                            what drifted (0, the default: never)\n"
                "     --workers=N            At most N sysfs writes in flight (default %d)\n"
@@ -43,7 +47,7 @@ static void help(void) {
                "The bus is the system bus, or $DBUS_SYSTEM_BUS_ADDRESS. Ready (sd_notify READY=1,\n"
                "and the name org.iosched1 taken) once every disk went through its first pass.\n"
                "SIGHUP reloads the configuration, like the Reload method.\n",
-               program_invocation_short_name, IOSCHEDD_WORKERS_DEFAULT);
+               program_invocation_short_name, ENGINE_RUNTIME_DIR, IOSCHEDD_WORKERS_DEFAULT);
 }
 
 static int parse_argv(int argc, char *argv[]) {
@@ -52,6 +56,7 @@ static int parse_argv(int argc, char *argv[]) {
                 ARG_CONFIG,
                 ARG_CONFIG_ROOT,
                 ARG_ROOT,
+                ARG_RUNTIME_DIR,
                 ARG_VERIFY,
                 ARG_WORKERS,
                 ARG_LOG_LEVEL,
@@ -64,6 +69,7 @@ static int parse_argv(int argc, char *argv[]) {
                 { "config", required_argument, NULL, ARG_CONFIG },
                 { "config-root", required_argument, NULL, ARG_CONFIG_ROOT },
                 { "root", required_argument, NULL, ARG_ROOT },
+                { "runtime-dir", required_argument, NULL, ARG_RUNTIME_DIR },
                 { "verify-interval", required_argument, NULL, ARG_VERIFY },
                 { "workers", required_argument, NULL, ARG_WORKERS },
                 { "log-level", required_argument, NULL, ARG_LOG_LEVEL },
@@ -90,6 +96,9 @@ static int parse_argv(int argc, char *argv[]) {
                         break;
                 case ARG_ROOT:
                         arg.root = optarg;
+                        break;
+                case ARG_RUNTIME_DIR:
+                        arg.runtime_dir = optarg;
                         break;
                 case ARG_VERIFY:
                         r = safe_atoi64(optarg, 0, 7 * 24 * 3600, &v);
@@ -220,6 +229,7 @@ static int run(int argc, char *argv[]) {
         m->sysfs_root = arg.root;
         m->config_root = arg.config_root;
         m->config_file = arg.config;
+        m->runtime_dir = arg.runtime_dir;
         m->n_workers = arg.workers;
         m->verify_usec = arg.verify_usec;
         m->monitor_enabled = !arg.no_monitor;

@@ -8,6 +8,7 @@
 
 #include "apply.h"
 #include "conf.h"
+#include "engine.h"
 #include "log.h"
 #include "report.h"
 #include "sysfs.h"
@@ -24,7 +25,7 @@ enum {
 
 static struct {
         bool dry_run, check_config, json, all, verbose, quiet;
-        const char *root, *config;
+        const char *root, *config, *runtime_dir;
         char **disks;
 } arg = { .root = "/" };
 
@@ -39,6 +40,8 @@ static void help(void) {
                "     --json            Print JSON (one object per disk, one per line)\n"
                "     --root=DIR        Use DIR as the root for /sys, /run/udev and /etc\n"
                "     --config=FILE     Read FILE alone, not /etc/iosched.conf and drop-ins\n"
+               "     --runtime-dir=DIR Where a running ioschedd announces itself (default\n"
+               "                       ROOT/run/ioschedd): run by udev, step aside for it\n"
                "  -v --verbose         Show the file:line of each value; log at debug level\n"
                "  -q --quiet           Print nothing but errors\n\n"
                "Exit status: 0 every disk is at its policy or has none; 1 a write failed (or\n"
@@ -55,6 +58,7 @@ static int parse_argv(int argc, char *argv[]) {
                 ARG_JSON,
                 ARG_ROOT,
                 ARG_CONFIG,
+                ARG_RUNTIME_DIR,
         };
         static const struct option options[] = {
                 { "help", no_argument, NULL, 'h' },
@@ -65,6 +69,7 @@ static int parse_argv(int argc, char *argv[]) {
                 { "json", no_argument, NULL, ARG_JSON },
                 { "root", required_argument, NULL, ARG_ROOT },
                 { "config", required_argument, NULL, ARG_CONFIG },
+                { "runtime-dir", required_argument, NULL, ARG_RUNTIME_DIR },
                 { "verbose", no_argument, NULL, 'v' },
                 { "quiet", no_argument, NULL, 'q' },
                 {}
@@ -97,6 +102,9 @@ static int parse_argv(int argc, char *argv[]) {
                 case ARG_CONFIG:
                         arg.config = optarg;
                         break;
+                case ARG_RUNTIME_DIR:
+                        arg.runtime_dir = optarg;
+                        break;
                 case 'v':
                         arg.verbose = true;
                         break;
@@ -128,6 +136,27 @@ static bool udev_event_is_for(const char *disk) {
                 return false;
         base = strrchr(devpath, '/');
         return base && streq(base + 1, disk);
+}
+
+/* Run by udev for an event while ioschedd handles events: the daemon acts, we do not (one
+ * engine per event, engine.h). By hand, or for --all, the helper always acts. */
+static bool daemon_handles_event(void) {
+        _cleanup_(freep) char *dir = NULL;
+        pid_t pid;
+
+        if (arg.all || strv_length(arg.disks) != 1 || !udev_event_is_for(arg.disks[0]))
+                return false;
+        dir = arg.runtime_dir ? strdup(arg.runtime_dir) :
+              strdup_printf("%s%s", streq(arg.root, "/") ? "" : arg.root, ENGINE_RUNTIME_DIR);
+        if (!dir)
+                return false;
+        pid = engine_daemon_pid(dir);
+        if (pid < 0)
+                log_debug_errno(pid, "Cannot read %s/%s, acting: %m", dir, ENGINE_MARKER);
+        if (pid <= 0)
+                return false;
+        log_debug("%s: ioschedd (pid %d) handles this event.", arg.disks[0], (int) pid);
+        return true;
 }
 
 static const char *disk_arg_name(const char *word) {
@@ -228,6 +257,9 @@ int main(int argc, char *argv[]) {
         else if (!arg.quiet && isatty(STDOUT_FILENO))
                 /* The report on stdout already says what changed. */
                 log_set_max_level(LOG_WARNING);
+
+        if (daemon_handles_event())
+                return 0;
 
         r = conf_load(arg.root, arg.config, &policy, &errors);
         if (r < 0)
