@@ -3,18 +3,18 @@
 #include <limits.h>
 #include <stddef.h>
 #include <stdio.h>
-#include <time.h>
 
 #include "conf.h"
 #include "engine.h"
+#include "hashmap.h"
 #include "ioschedd-disk-bus.h"
 #include "ioschedd-manager-bus.h"
 #include "ioschedd-manager.h"
 #include "log.h"
+#include "report.h"
 #include "sysfs.h"
 #include "util.h"
 
-#define container_of(ptr, type, member) ((type *) ((char *) (ptr) - offsetof(type, member)))
 
 Config *config_ref(Config *c) {
         if (c)
@@ -50,100 +50,66 @@ int manager_load_config(Manager *m, Config **ret) {
         return 0;
 }
 
-char *manager_dropin_dir(const Manager *m, bool runtime) {
-        const char *root = streq(m->config_root, "/") ? "" : m->config_root;
-        return strdup_printf("%s%s", root, runtime ? "/run/iosched.d" : "/etc/iosched.d");
+/* Completions */
+
+void completion_init(Completion *c, const CompletionOps *ops) {
+        assert(c && ops && ops->done);
+        *c = (Completion) { .ops = ops, .n_ref = 1 };
 }
 
-/* Requests */
+Completion *completion_ref(Completion *c) {
+        if (c)
+                c->n_ref++;
+        return c;
+}
 
-Request *request_new(RequestKind kind, sd_bus_message *message) {
-        Request *r = calloc(1, sizeof(Request));
-
-        if (!r)
+Completion *completion_unref(Completion *c) {
+        if (!c)
                 return NULL;
-        r->n_ref = 1;
-        r->kind = kind;
-        r->message = message ? sd_bus_message_ref(message) : NULL;
-        return r;
-}
-
-Request *request_ref(Request *r) {
-        if (r)
-                r->n_ref++;
-        return r;
-}
-
-Request *request_unref(Request *r) {
-        if (!r || --r->n_ref > 0)
-                return NULL;
-        sd_bus_message_unref(r->message);
-        free(r->first_failure);
-        free(r->note);
-        free(r);
+        assert(c->n_ref > 0);
+        if (--c->n_ref == 0 && c->ops->free)
+                c->ops->free(c);
         return NULL;
 }
 
-void request_maybe_reply(Request *r) {
-        if (r->n_pending > 0)
+static void completion_maybe_done(Completion *c) {
+        if (!c->armed || c->n_pending > 0)
                 return;
-        if (!r->message) {
-                if (r->on_done) {
-                        void (*cb)(void *) = r->on_done;
-
-                        r->on_done = NULL;
-                        cb(r->userdata);
-                }
-                return;
-        }
-        manager_bus_reply_request(r, NULL);
-        r->message = sd_bus_message_unref(r->message);
+        c->armed = false;       /* done once */
+        c->ops->done(c);
 }
 
-/* One job of a request is done. */
-static void request_job_done(Request *r, const Job *j) {
-        if (j->error < 0 && ERRNO_IS_GONE(j->error))
-                r->n_gone++;
-        else if (j->error < 0) {
-                r->n_failed++;
-                if (!r->first_failure)
-                        r->first_failure = strdup_printf("%s: %s", j->name, strerror(-j->error));
-        } else if (j->report && j->kind == JOB_APPLY)
-                for (size_t i = 0; i < j->report->n_actions; i++) {
-                        const Action *a = &j->report->actions[i];
+void completion_arm(Completion *c) {
+        assert(c);
+        c->armed = true;
+        completion_maybe_done(c);
+}
 
-                        if (a->outcome == OUTCOME_GONE) {
-                                r->n_gone++;
-                                break;
-                        }
-                        if (a->outcome != OUTCOME_FAILED)
-                                continue;
-                        r->n_failed++;
-                        if (!r->first_failure)
-                                r->first_failure = strdup_printf("%s: %s: %s", j->name, a->key,
-                                                                 strna(a->reason));
-                }
+static void completion_job_done(Completion *c, const JobResult *result) {
+        assert(c->n_pending > 0);
+        c->n_pending--;
+        if (c->ops->job_done)
+                c->ops->job_done(c, result);
+        completion_maybe_done(c);
+}
 
-        if (r->kind == REQUEST_PLAN && r->message) {
-                manager_bus_reply_request(r, j);
-                r->message = sd_bus_message_unref(r->message);
-        }
-        if (r->n_pending > 0)
-                r->n_pending--;
-        request_maybe_reply(r);
+static void completions_free(Completion **l, size_t n) {
+        for (size_t i = 0; i < n; i++)
+                completion_unref(l[i]);
+        free(l);
 }
 
 /* Disk objects */
+
+static DiskObject *disk_object_free(DiskObject *d);
+DEFINE_TRIVIAL_CLEANUP_FUNC(DiskObject *, disk_object_free);
 
 static DiskObject *disk_object_free(DiskObject *d) {
         if (!d)
                 return NULL;
         assert(!d->running);
-        for (int k = 0; k < _JOB_KIND_MAX; k++) {
-                for (size_t i = 0; i < d->n_want_requests[k]; i++)
-                        request_unref(d->want_requests[k][i]);
-                free(d->want_requests[k]);
-        }
+        for (int k = 0; k < _JOB_KIND_MAX; k++)
+                completions_free(d->want_waiting[k], d->n_want_waiting[k]);
         strv_free(d->want_props);
         plan_free(d->last_report);
         resolved_free(d->resolved);
@@ -151,29 +117,21 @@ static DiskObject *disk_object_free(DiskObject *d) {
         disk_free(d->disk);
         free(d->last_error);
         free(d->name);
-        free(d->path);
         free(d);
         return NULL;
 }
 
 DiskObject *manager_find_disk(Manager *m, const char *name) {
-        for (size_t i = 0; i < m->n_disks; i++)
-                if (streq(m->disks[i]->name, name))
-                        return m->disks[i];
-        return NULL;
-}
-
-DiskObject *manager_find_disk_by_path(Manager *m, const char *path) {
-        for (size_t i = 0; i < m->n_disks; i++)
-                if (streq(m->disks[i]->path, path))
-                        return m->disks[i];
-        return NULL;
+        assert(m && name);
+        return hashmap_get(m->disks_by_name, name);
 }
 
 static int manager_add_disk(Manager *m, const char *name, DiskObject **ret) {
-        DiskObject *d, **a;
+        _cleanup_(disk_object_freep) DiskObject *d = NULL;
+        DiskObject **a;
         int r;
 
+        assert(m && name && !manager_find_disk(m, name));
         if (!disk_name_is_valid(name))
                 return -EINVAL;
         d = calloc(1, sizeof(DiskObject));
@@ -181,55 +139,53 @@ static int manager_add_disk(Manager *m, const char *name, DiskObject **ret) {
                 return -ENOMEM;
         d->manager = m;
         d->name = strdup(name);
-        if (!d->name) {
-                free(d);
+        if (!d->name)
                 return -ENOMEM;
+        if (m->n_disks == m->n_disks_allocated) {
+                size_t n = MAX(m->n_disks_allocated * 2, (size_t) 64);
+
+                a = reallocarray(m->disks, n, sizeof(DiskObject *));
+                if (!a)
+                        return -ENOMEM;
+                m->disks = a;
+                m->n_disks_allocated = n;
         }
-        r = sd_bus_path_encode(DISK_BUS_PATH_PREFIX, name, &d->path);
-        if (r < 0) {
-                disk_object_free(d);
+        r = hashmap_put(m->disks_by_name, d->name, d);
+        if (r < 0)
                 return r;
-        }
-        a = realloc(m->disks, sizeof(DiskObject *) * (m->n_disks + 1));
-        if (!a) {
-                disk_object_free(d);
-                return -ENOMEM;
-        }
-        m->disks = a;
+        d->index = m->n_disks;
         m->disks[m->n_disks++] = d;
-        *ret = d;
+        *ret = TAKE_PTR(d);
         return 0;
 }
 
 /* Answer what waits for work on a disk that is gone, without running it. */
 static void disk_object_drop_wants(DiskObject *d) {
         for (int k = 0; k < _JOB_KIND_MAX; k++) {
-                Job fake = { .kind = k, .name = d->name, .error = -ENODEV };
+                const JobResult gone = { .kind = k, .name = d->name, .error = -ENODEV };
+                Completion **l = TAKE_PTR(d->want_waiting[k]);
+                size_t n = d->n_want_waiting[k];
 
-                for (size_t i = 0; i < d->n_want_requests[k]; i++) {
-                        request_job_done(d->want_requests[k][i], &fake);
-                        request_unref(d->want_requests[k][i]);
-                }
-                d->want_requests[k] = mfree(d->want_requests[k]);
-                d->n_want_requests[k] = 0;
+                d->n_want_waiting[k] = 0;
                 d->want[k] = false;
+                for (size_t i = 0; i < n; i++)
+                        completion_job_done(l[i], &gone);
+                completions_free(l, n);
         }
 }
 
 static void manager_remove_disk(Manager *m, DiskObject *d) {
+        assert(m && d && !d->gone && m->disks[d->index] == d);
         if (d->disk) {
                 /* Published once it was read: take it off the bus (while it can still be
                  * found, so that InterfacesRemoved names its interfaces). */
                 disk_bus_emit_removed(d);
                 log_info("%s: removed.", d->name);
         }
-        for (size_t i = 0; i < m->n_disks; i++)
-                if (m->disks[i] == d) {
-                        memmove(m->disks + i, m->disks + i + 1,
-                                sizeof(DiskObject *) * (m->n_disks - i - 1));
-                        m->n_disks--;
-                        break;
-                }
+        (void) hashmap_remove(m->disks_by_name, d->name);
+        /* The order of m->disks means nothing: the last one takes the hole. */
+        m->disks[d->index] = m->disks[--m->n_disks];
+        m->disks[d->index]->index = d->index;
         d->gone = true;
         disk_object_drop_wants(d);
         if (!d->running)
@@ -241,9 +197,7 @@ static void manager_remove_disk(Manager *m, DiskObject *d) {
 static Job *job_free(Job *j) {
         if (!j)
                 return NULL;
-        for (size_t i = 0; i < j->n_requests; i++)
-                request_unref(j->requests[i]);
-        free(j->requests);
+        completions_free(j->waiting, j->n_waiting);
         free(j->name);
         strv_free(j->udev_props);
         config_unref(j->config);
@@ -326,9 +280,9 @@ static int disk_object_start_next(DiskObject *d) {
         }
         j->udev_props = TAKE_PTR(d->want_props);
         j->config = config_ref(m->config);
-        j->requests = TAKE_PTR(d->want_requests[kind]);
-        j->n_requests = d->n_want_requests[kind];
-        d->n_want_requests[kind] = 0;
+        j->waiting = TAKE_PTR(d->want_waiting[kind]);
+        j->n_waiting = d->n_want_waiting[kind];
+        d->n_want_waiting[kind] = 0;
         d->want[kind] = false;
         d->running = j;
 
@@ -341,132 +295,139 @@ static int disk_object_start_next(DiskObject *d) {
         return 0;
 }
 
-int disk_object_queue(DiskObject *d, JobKind kind, char * const *props, Request *request) {
+int disk_object_queue(DiskObject *d, JobKind kind, char * const *props, Completion *c) {
+        assert(d && kind >= 0 && kind < _JOB_KIND_MAX);
         if (d->gone)
                 return -ENODEV;
-        if (request) {
-                Request **a = realloc(d->want_requests[kind],
-                                      sizeof(Request *) * (d->n_want_requests[kind] + 1));
+        if (c) {
+                Completion **a = reallocarray(d->want_waiting[kind], d->n_want_waiting[kind] + 1,
+                                              sizeof(Completion *));
                 if (!a)
                         return -ENOMEM;
-                d->want_requests[kind] = a;
-                a[d->n_want_requests[kind]++] = request_ref(request);
-                request->n_pending++;
+                d->want_waiting[kind] = a;
+                a[d->n_want_waiting[kind]++] = completion_ref(c);
+                c->n_pending++;
         }
         if (props) {
-                char **c = strv_copy(props);
-                if (!c)
+                char **copy = strv_copy(props);
+                if (!copy)
                         return -ENOMEM;
                 strv_free(d->want_props);
-                d->want_props = c;
+                d->want_props = copy;
         }
         d->want[kind] = true;
         return disk_object_start_next(d);
 }
 
-int manager_queue_all(Manager *m, Request *request) {
+int manager_queue_all(Manager *m, Completion *c) {
         int r;
 
         for (size_t i = 0; i < m->n_disks; i++) {
-                r = disk_object_queue(m->disks[i], JOB_APPLY, NULL, request);
+                r = disk_object_queue(m->disks[i], JOB_APPLY, NULL, c);
                 if (r == -ENOMEM)
                         return r;
         }
         return 0;
 }
 
-static void log_report(const DiskObject *d, const Plan *report) {
-        for (size_t i = 0; i < report->n_actions; i++) {
-                const Action *a = &report->actions[i];
+static bool changes_equal(const Plan *a, const Plan *b) {
+        size_t i = 0, j = 0;
 
-                /* One line per change, with the old and the new value: what an admin greps
-                 * the journal for. */
-                if (a->outcome == OUTCOME_WRITTEN)
-                        log_info("%s: %s %s -> %s (rule %s, %s:%u)", d->name, a->key,
-                                 strna(a->current), strna(a->result ?: a->write), a->rule,
-                                 a->file, a->line);
-                else if (a->outcome == OUTCOME_FAILED)
-                        log_warning("%s: %s: %s (rule %s, %s:%u)", d->name, a->key,
-                                    strna(a->reason), a->rule, a->file, a->line);
+        /* The written actions of each, in order: what LastChanges shows. */
+        for (;;) {
+                while (a && i < a->n_actions && a->actions[i].outcome != OUTCOME_WRITTEN)
+                        i++;
+                while (b && j < b->n_actions && b->actions[j].outcome != OUTCOME_WRITTEN)
+                        j++;
+                bool ea = !a || i >= a->n_actions, eb = !b || j >= b->n_actions;
+                if (ea || eb)
+                        return ea && eb;
+                const Action *x = &a->actions[i++], *y = &b->actions[j++];
+                if (!streq(x->key, y->key) || !streq_ptr(x->current, y->current) ||
+                    !streq_ptr(x->result ?: x->write, y->result ?: y->write))
+                        return false;
         }
 }
 
-static char *report_first_failure(const Plan *report) {
-        for (size_t i = 0; i < report->n_actions; i++) {
-                const Action *a = &report->actions[i];
+static void disk_object_set_error(DiskObject *d, char *error) {
+        if (!streq_ptr(d->last_error, error))
+                d->dirty |= DISK_FIELD_BIT(DISK_OBJECT_LAST_ERROR);
+        free(d->last_error);
+        d->last_error = error;
+}
 
-                if (a->outcome == OUTCOME_FAILED)
-                        return strdup_printf("%s: %s", a->key, strna(a->reason));
+/* Swap in what a job read; mark what a client would see change. */
+static void disk_object_take_results(Manager *m, DiskObject *d, Job *j, const ReportSummary *sum) {
+        bool first = !d->disk;
+        uint64_t usec;
+
+        d->dirty |= disk_diff(d->disk, j->disk_read);
+        disk_free(d->disk);
+        d->disk = TAKE_PTR(j->disk_read);
+        if (!resolved_equal(d->resolved, j->resolved))
+                d->dirty |= DISK_FIELD_BIT(DISK_OBJECT_DESIRED) | DISK_FIELD_BIT(DISK_OBJECT_RULES);
+        resolved_free(d->resolved);
+        d->resolved = TAKE_PTR(j->resolved);
+        config_unref(d->config);
+        d->config = config_ref(j->config);
+
+        if (j->kind == JOB_APPLY) {
+                const Action *f = sum->first_failure;
+
+                report_log(d->name, j->report);
+                if (sum->written > 0)
+                        manager_bus_emit_applied(m, d, j->report);
+                m->writes_done += j->stats.written;
+                m->writes_skipped += j->stats.skipped;
+                m->write_errors += j->stats.failed;
+                if (j->stats.written + j->stats.skipped + j->stats.failed > 0)
+                        m->counters_changed = true;
+                disk_object_set_error(d, f ? strdup_printf("%s: %s", f->key, strna(f->reason)) : NULL);
+                if (!changes_equal(d->last_report, j->report))
+                        d->dirty |= DISK_FIELD_BIT(DISK_OBJECT_LAST_CHANGES);
+                /* The completions still read the job's report: shared until the job is freed. */
+                plan_free(d->last_report);
+                d->last_report = j->report;
+                if (sd_event_now(m->event, CLOCK_REALTIME, &usec) < 0)
+                        usec = now_usec();
+                d->last_applied = usec;
+                d->dirty |= DISK_FIELD_BIT(DISK_OBJECT_LAST_APPLIED);
         }
-        return NULL;
+        if (first) {
+                d->dirty = 0;   /* InterfacesAdded carries every property */
+                disk_bus_emit_added(d);
+        } else
+                disk_bus_emit_changed(d);
 }
 
-static bool report_is_gone(const Plan *report) {
-        for (size_t i = 0; i < report->n_actions; i++)
-                if (report->actions[i].outcome == OUTCOME_GONE)
-                        return true;
-        return false;
-}
-
-static void manager_check_initial(Manager *m);
-
-/* On the loop's thread: publish what a worker found. */
+/* On the loop's thread: publish what a worker found, tell who waits. */
 static void job_finished(Manager *m, Job *j) {
         DiskObject *d = j->disk;
-        _cleanup_(strv_freep) char **before = NULL;
-        bool gone = j->error < 0 ? ERRNO_IS_GONE(j->error) : (j->report && report_is_gone(j->report));
+        ReportSummary sum;
+        JobResult result;
+        bool gone;
 
-        assert(d->running == j);
+        assert(m && d->running == j);
         d->running = NULL;
+        report_summarize(j->report, &sum);
+        gone = j->error < 0 ? ERRNO_IS_GONE(j->error) : sum.gone;
         log_debug("%s: %s done in %llu ms (%u written, %u already right)%s", d->name,
                   j->kind == JOB_APPLY ? "apply" : "plan",
                   (unsigned long long) (j->usec_end - j->usec_start) / 1000, j->stats.written,
                   j->stats.skipped, j->error < 0 ? ", failed" : "");
 
-        if (!d->gone && !gone && j->error >= 0) {
-                bool first = !d->disk;
-
-                before = first ? NULL : disk_bus_snapshot(d);
-
-                disk_free(d->disk);
-                d->disk = TAKE_PTR(j->disk_read);
-                resolved_free(d->resolved);
-                d->resolved = TAKE_PTR(j->resolved);
-                config_unref(d->config);
-                d->config = config_ref(j->config);
-
-                if (j->kind == JOB_APPLY) {
-                        struct timespec ts;
-
-                        log_report(d, j->report);
-                        manager_bus_emit_applied(m, d, j->report);
-                        m->writes_done += j->stats.written;
-                        m->writes_skipped += j->stats.skipped;
-                        m->write_errors += j->stats.failed;
-                        if (j->stats.written + j->stats.skipped + j->stats.failed > 0)
-                                m->counters_changed = true;
-                        free(d->last_error);
-                        d->last_error = report_first_failure(j->report);
-                        /* The requests below still read the job's report: share it until
-                         * the job is freed. */
-                        plan_free(d->last_report);
-                        d->last_report = j->report;
-                        clock_gettime(CLOCK_REALTIME, &ts);
-                        d->last_applied = (uint64_t) ts.tv_sec * 1000000 + ts.tv_nsec / 1000;
-                }
-                if (first) {
-                        log_debug("%s: new disk, %s", d->name, d->path);
-                        disk_bus_emit_added(d);
-                } else
-                        disk_bus_emit_changed(d, before);
-        } else if (!d->gone && !gone) {
+        if (!d->gone && !gone && j->error >= 0)
+                disk_object_take_results(m, d, j, &sum);
+        else if (!d->gone && !gone) {
                 log_warning_errno(j->error, "%s: cannot read the disk: %m", d->name);
-                free(d->last_error);
-                d->last_error = strdup_printf("cannot read the disk: %s", strerror(-j->error));
+                disk_object_set_error(d, strdup_printf("cannot read the disk: %s", strerror(-j->error)));
+                if (d->disk)
+                        disk_bus_emit_changed(d);
         }
 
-        for (size_t i = 0; i < j->n_requests; i++)
-                request_job_done(j->requests[i], j);
+        result = (JobResult) { .kind = j->kind, .name = j->name, .error = j->error, .report = j->report };
+        for (size_t i = 0; i < j->n_waiting; i++)
+                completion_job_done(j->waiting[i], &result);
         if (!d->gone && d->last_report == j->report)
                 j->report = NULL;       /* now the disk's */
 
@@ -498,12 +459,11 @@ static int on_worker_done(sd_event_source *s, int fd, uint32_t revents, void *us
                 manager_bus_emit_counters(m);
                 m->counters_changed = false;
         }
-        manager_check_initial(m);
         return 0;
 }
 
 /* Rescan: after the monitor lost events, and at start. */
-static int manager_rescan(Manager *m, Request *request) {
+static int manager_rescan(Manager *m, Completion *c) {
         _cleanup_(sysfs_freep) Sysfs *s = NULL;
         _cleanup_(strv_freep) char **names = NULL;
         int r;
@@ -515,11 +475,7 @@ static int manager_rescan(Manager *m, Request *request) {
         if (r < 0)
                 return log_error_errno(r, "Cannot list disks: %m");
 
-        for (size_t i = m->n_disks; i > 0; i--) {
-                DiskObject *d = m->disks[i - 1];
-                if (!strv_contains(names, d->name))
-                        manager_remove_disk(m, d);
-        }
+        /* Mark what is still there; the others went away while events were lost. */
         for (char **n = names; *n; n++) {
                 DiskObject *d = manager_find_disk(m, *n);
 
@@ -528,10 +484,19 @@ static int manager_rescan(Manager *m, Request *request) {
                         if (r == -EINVAL)
                                 continue;
                         if (r < 0)
-                                return log_oom();
+                                return log_error_errno(r, "Cannot add disk %s: %m", *n);
                 }
+                d->seen = true;
         }
-        return manager_queue_all(m, request) < 0 ? log_oom() : 0;
+        for (size_t i = m->n_disks; i > 0; i--) {
+                DiskObject *d = m->disks[i - 1];
+
+                if (!d->seen)
+                        manager_remove_disk(m, d);
+                else
+                        d->seen = false;
+        }
+        return manager_queue_all(m, c) < 0 ? log_oom() : 0;
 }
 
 static int device_props(struct udev_device *dev, char ***ret) {
@@ -653,22 +618,14 @@ static int on_verify(sd_event_source *s, uint64_t usec, void *userdata) {
         return 0;
 }
 
-static void initial_done(void *userdata) {
-        Manager *m = userdata;
+static void initial_done(Completion *c) {
+        Manager *m = container_of(c, Manager, initial);
 
-        m->initial_pass_done = true;
+        if (m->on_initial_pass_done)
+                m->on_initial_pass_done(m);
 }
 
-static void manager_check_initial(Manager *m) {
-        if (m->initial_pass_done && m->on_initial_pass_done) {
-                void (*cb)(Manager *) = m->on_initial_pass_done;
-
-                m->on_initial_pass_done = NULL;
-                cb(m);
-        }
-}
-
-int manager_reload(Manager *m, Request *request, DiskObject *disk) {
+int manager_reload(Manager *m, Completion *waiting, DiskObject *disk) {
         _cleanup_(config_unrefp) Config *c = NULL;
         int r;
 
@@ -698,7 +655,7 @@ int manager_reload(Manager *m, Request *request, DiskObject *disk) {
 
         for (size_t i = 0; i < m->n_disks; i++) {
                 r = disk_object_queue(m->disks[i], JOB_APPLY, NULL,
-                                      !disk || m->disks[i] == disk ? request : NULL);
+                                      !disk || m->disks[i] == disk ? waiting : NULL);
                 if (r == -ENOMEM)
                         return log_oom();
         }
@@ -715,6 +672,9 @@ int manager_new(Manager **ret) {
         m->n_workers = IOSCHEDD_WORKERS_DEFAULT;
         m->monitor_enabled = true;
         m->monitor_buffer = IOSCHEDD_MONITOR_BUFFER;
+        m->disks_by_name = hashmap_new();
+        if (!m->disks_by_name)
+                return manager_free(m), -ENOMEM;
         *ret = m;
         return 0;
 }
@@ -747,6 +707,7 @@ Manager *manager_free(Manager *m) {
                 disk_object_free(m->disks[i]);
         }
         free(m->disks);
+        hashmap_free(m->disks_by_name);
         udev_monitor_unref(m->monitor);
         udev_unref(m->udev);
         manager_bus_free(m);
@@ -800,7 +761,7 @@ int manager_start(Manager *m) {
                 .thread_init = worker_thread_init,
                 .thread_done = worker_thread_done,
         };
-        _cleanup_(request_unrefp) Request *initial = NULL;
+        static const CompletionOps initial_ops = { .done = initial_done };
         int r;
 
         r = manager_load_config(m, &m->config);
@@ -841,15 +802,10 @@ int manager_start(Manager *m) {
         }
 
         /* The initial pass: every disk read and brought to its policy. */
-        initial = request_new(REQUEST_APPLY, NULL);
-        if (!initial)
-                return log_oom();
-        initial->on_done = initial_done;
-        initial->userdata = m;
-        r = manager_rescan(m, initial);
+        completion_init(&m->initial, &initial_ops);
+        r = manager_rescan(m, &m->initial);
         if (r < 0)
                 return r;
-        request_maybe_reply(initial);
-        manager_check_initial(m);
+        completion_arm(&m->initial);
         return 0;
 }

@@ -14,6 +14,8 @@
 #include "log.h"
 #include "util.h"
 
+#define EXIT_USAGE 64
+
 static struct {
         const char *config, *root, *config_root, *runtime_dir;
         uint64_t verify_usec;
@@ -184,15 +186,6 @@ static void on_initial_pass_done(Manager *m) {
         }
 }
 
-static int on_sigterm(sd_event_source *s, const struct signalfd_siginfo *si, void *userdata) {
-        Manager *m = userdata;
-
-        log_info("Stopping.");
-        (void) sd_notify(false, "STOPPING=1");
-        sd_event_exit(m->event, 0);
-        return 0;
-}
-
 static int on_sighup(sd_event_source *s, const struct signalfd_siginfo *si, void *userdata) {
         Manager *m = userdata;
 
@@ -205,23 +198,15 @@ static int on_sighup(sd_event_source *s, const struct signalfd_siginfo *si, void
 
 static int run(int argc, char *argv[]) {
         _cleanup_(manager_freep) Manager *m = NULL;
-        sd_event_source *src;
-        sigset_t mask;
+        _cleanup_(sd_event_source_unrefp) sd_event_source *sighup = NULL;
         int r;
 
         log_set_prefix("ioschedd");
         r = parse_argv(argc, argv);
         if (r <= 0)
-                return r < 0 ? 64 : 0;
+                return r < 0 ? EXIT_USAGE : 0;
         if (arg.log_level >= 0)
                 log_set_max_level(arg.log_level);
-
-        /* Before any thread exists: the workers inherit the mask, signals go to the loop. */
-        sigemptyset(&mask);
-        sigaddset(&mask, SIGTERM);
-        sigaddset(&mask, SIGINT);
-        sigaddset(&mask, SIGHUP);
-        sigprocmask(SIG_BLOCK, &mask, NULL);
 
         r = manager_new(&m);
         if (r < 0)
@@ -239,24 +224,15 @@ static int run(int argc, char *argv[]) {
         r = sd_event_default(&m->event);
         if (r < 0)
                 return log_error_errno(r, "Cannot create the event loop: %m"), EXIT_FAILURE;
-        r = sd_event_add_signal(m->event, &src, SIGTERM, on_sigterm, m);
-        if (r >= 0) {
-                (void) sd_event_source_set_description(src, "sigterm");
-                (void) sd_event_source_set_floating(src, true);
-                sd_event_source_unref(src);
-                r = sd_event_add_signal(m->event, &src, SIGINT, on_sigterm, m);
-        }
-        if (r >= 0) {
-                (void) sd_event_source_set_description(src, "sigint");
-                (void) sd_event_source_set_floating(src, true);
-                sd_event_source_unref(src);
-                r = sd_event_add_signal(m->event, &src, SIGHUP, on_sighup, m);
-        }
+        /* Before any thread exists (both block the signals in our mask, which the workers
+         * inherit): SIGTERM and SIGINT end the loop, SIGHUP reloads. */
+        r = sd_event_set_signal_exit(m->event, true);
+        if (r >= 0)
+                r = sd_event_add_signal(m->event, &sighup, SIGHUP | SD_EVENT_SIGNAL_PROCMASK,
+                                        on_sighup, m);
         if (r < 0)
                 return log_error_errno(r, "Cannot watch signals: %m"), EXIT_FAILURE;
-        (void) sd_event_source_set_description(src, "sighup");
-        (void) sd_event_source_set_floating(src, true);
-        sd_event_source_unref(src);
+        (void) sd_event_source_set_description(sighup, "sighup");
 
         r = sd_event_set_watchdog(m->event, true);
         if (r < 0)
@@ -280,6 +256,8 @@ static int run(int argc, char *argv[]) {
         r = sd_event_loop(m->event);
         if (r < 0)
                 return log_error_errno(r, "Event loop failed: %m"), EXIT_FAILURE;
+        log_info("Stopping.");
+        (void) sd_notify(false, "STOPPING=1");
         return r;
 }
 

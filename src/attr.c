@@ -212,18 +212,6 @@ void value_done(Value *v) {
         v->num = 0;
 }
 
-int value_copy(const Value *src, Value *dst) {
-        Value c = { .num = src->num };
-
-        if (src->list) {
-                c.list = strv_copy(src->list);
-                if (!c.list)
-                        return -ENOMEM;
-        }
-        *dst = c;
-        return 0;
-}
-
 bool value_equal(const AttrInfo *a, const Value *x, const Value *y) {
         if (a->kind != ATTR_KIND_SCHEDULER)
                 return x->num == y->num;

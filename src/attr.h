@@ -70,7 +70,6 @@ typedef struct Value {
 } Value;
 
 void value_done(Value *v);
-int value_copy(const Value *src, Value *dst);
 bool value_equal(const AttrInfo *a, const Value *x, const Value *y);
 
 /**

@@ -1,4 +1,5 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
+#include <assert.h>
 #include <stdio.h>
 
 #include "disk.h"
@@ -270,4 +271,65 @@ bool disk_scheduler_is_offered(const Disk *d, const char *name) {
 
 int64_t wbt_default_usec(const Disk *d) {
         return d->rotational == 1 ? 75000 : 2000;
+}
+
+/* The value a client sees of an attribute: the number, or -1 when it cannot be read. */
+static int64_t attr_shown(const AttrState *st) {
+        return st->err == 0 ? st->value.num : -1;
+}
+
+/* The i-th tunable a client sees (one that was read), from *i on; NULL at the end. */
+static const Tunable *next_shown_tunable(const Disk *d, size_t *i) {
+        for (; *i < d->n_tunables; (*i)++)
+                if (d->tunables[*i].state.err == 0 && d->tunables[*i].state.raw)
+                        return &d->tunables[(*i)++];
+        return NULL;
+}
+
+static bool tunables_equal(const Disk *a, const Disk *b) {
+        size_t i = 0, j = 0;
+
+        for (;;) {
+                const Tunable *x = next_shown_tunable(a, &i), *y = next_shown_tunable(b, &j);
+
+                if (!x || !y)
+                        return !x && !y;
+                if (!streq(x->name, y->name) || !streq(x->state.raw, y->state.raw))
+                        return false;
+        }
+}
+
+static bool strv_equal(char * const *a, char * const *b) {
+        for (; !strv_isempty(a) && !strv_isempty(b); a++, b++)
+                if (!streq(*a, *b))
+                        return false;
+        return strv_isempty(a) && strv_isempty(b);
+}
+
+uint64_t disk_diff(const Disk *a, const Disk *b) {
+        uint64_t m = 0;
+
+        assert(b);
+        if (!a)
+                return DISK_FIELD_BIT(_DISK_FIELD_MAX) - 1;
+#define DIFF(field, differs) if (differs) m |= DISK_FIELD_BIT(field)
+        DIFF(DISK_FIELD_DEVNUM, !streq_ptr(a->devnum, b->devnum));
+        DIFF(DISK_FIELD_MODEL, !streq_ptr(a->model, b->model));
+        DIFF(DISK_FIELD_VENDOR, !streq_ptr(a->vendor, b->vendor));
+        DIFF(DISK_FIELD_SERIAL, !streq_ptr(a->serial, b->serial));
+        DIFF(DISK_FIELD_WWN, !streq_ptr(a->wwn, b->wwn));
+        DIFF(DISK_FIELD_TRANSPORT, a->transport != b->transport);
+        DIFF(DISK_FIELD_ROTATIONAL, (a->rotational == 1) != (b->rotational == 1));
+        DIFF(DISK_FIELD_REMOVABLE, (a->removable == 1) != (b->removable == 1));
+        DIFF(DISK_FIELD_ZONED, a->zoned != b->zoned);
+        DIFF(DISK_FIELD_QUEUES, a->nr_hw_queues != b->nr_hw_queues);
+        DIFF(DISK_FIELD_SIZE, a->size_bytes != b->size_bytes);
+        DIFF(DISK_FIELD_SCHEDULER, !streq_ptr(a->scheduler, b->scheduler) ||
+                                   a->has_scheduler_file != b->has_scheduler_file);
+        DIFF(DISK_FIELD_SCHEDULERS, !strv_equal(a->schedulers, b->schedulers));
+        DIFF(DISK_FIELD_TUNABLES, !tunables_equal(a, b));
+        for (AttrId id = 0; id < _ATTR_MAX; id++)
+                DIFF(DISK_FIELD_ATTR + id, attr_shown(&a->attrs[id]) != attr_shown(&b->attrs[id]));
+#undef DIFF
+        return m;
 }

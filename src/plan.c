@@ -59,12 +59,6 @@ Plan *plan_free(Plan *p) {
         return NULL;
 }
 
-void plan_count(const Plan *p, unsigned counts[_ACTION_MAX]) {
-        memset(counts, 0, sizeof(unsigned) * _ACTION_MAX);
-        for (size_t i = 0; i < p->n_actions; i++)
-                counts[p->actions[i].type]++;
-}
-
 _printf_(3, 4) static int set_decision(Action *a, ActionType type, const char *fmt, ...) {
         va_list ap;
         int r;

@@ -73,9 +73,6 @@ void action_done(Action *a);
  */
 int plan_build(const Disk *d, const Resolved *r, Plan **ret);
 
-/* Counts of actions by type. */
-void plan_count(const Plan *p, unsigned counts[_ACTION_MAX]);
-
 /**
  * plan_decide() - decide one setting against a disk; the core of plan_build()
  * @switch_to: the scheduler a pending switch will set, or NULL

@@ -448,3 +448,29 @@ void policy_disk_load(const Policy *p, DiskLoad *ret) {
         }
         *ret = l;
 }
+
+static bool rule_same_place(const Rule *a, const Rule *b) {
+        return a == b || (streq(a->name, b->name) && streq(a->file, b->file) && a->line == b->line);
+}
+
+bool resolved_equal(const Resolved *a, const Resolved *b) {
+        size_t na = a ? a->n_settings : 0, nb = b ? b->n_settings : 0;
+        size_t ra = a ? a->n_rules : 0, rb = b ? b->n_rules : 0;
+
+        if (na != nb || ra != rb)
+                return false;
+        for (size_t i = 0; i < na; i++) {
+                const ResolvedSetting *x = &a->settings[i], *y = &b->settings[i];
+
+                if (x->setting != y->setting &&
+                    (!streq(x->setting->key, y->setting->key) ||
+                     !streq(x->setting->text, y->setting->text) || x->setting->line != y->setting->line))
+                        return false;
+                if (!rule_same_place(x->rule, y->rule))
+                        return false;
+        }
+        for (size_t i = 0; i < ra; i++)
+                if (!rule_same_place(a->rules[i], b->rules[i]))
+                        return false;
+        return true;
+}

@@ -106,6 +106,15 @@ typedef struct Resolved {
 } Resolved;
 
 /**
+ * resolved_equal() - whether two resolutions show the same: each setting's key, value and
+ * provenance, each matched rule's name and place
+ * @a, @b: resolutions, NULL is empty
+ *
+ * Return: true when equal.
+ */
+bool resolved_equal(const Resolved *a, const Resolved *b);
+
+/**
  * policy_resolve() - merge the settings of every rule that matches a disk
  * @p: the policy
  * @d: the disk

@@ -60,10 +60,6 @@ Sysfs *sysfs_free(Sysfs *s) {
         return NULL;
 }
 
-const char *sysfs_get_root(const Sysfs *s) {
-        return s->root;
-}
-
 void sysfs_set_hooks(Sysfs *s, SysfsReadHook read_hook, SysfsWriteHook write_hook, void *userdata) {
         s->read_hook = read_hook;
         s->write_hook = write_hook;

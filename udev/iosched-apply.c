@@ -212,18 +212,7 @@ static int apply_one(Sysfs *s, const Policy *policy, const char *name, bool list
         if (r < 0)
                 return log_oom();
 
-        for (size_t i = 0; i < report->n_actions; i++) {
-                const Action *a = &report->actions[i];
-
-                if (a->outcome == OUTCOME_WRITTEN)
-                        log_info("%s: %s %s -> %s (rule %s, %s:%u)", n, a->key, strna(a->current),
-                                 strna(a->result ?: a->write), a->rule, a->file, a->line);
-                else if (a->outcome == OUTCOME_FAILED)
-                        log_warning("%s: %s: %s (rule %s, %s:%u)", n, a->key, a->reason, a->rule,
-                                    a->file, a->line);
-                else if (a->outcome == OUTCOME_GONE)
-                        log_debug("%s: went away while %s was being set.", n, a->key);
-        }
+        report_log(n, report);
 
         if (arg.json) {
                 report_print_json(stdout, d, report, res->n_rules == 0 ? "no rule matches" : NULL);
