@@ -61,6 +61,10 @@ bench_init() {
         mkdir -p "$BENCH_OUT"
         trap _bench_cleanup EXIT
         trap 'exit 130' INT TERM
+        # An installed iosched rule must not act on the benchmark's devices (tests/lib/udevd.sh).
+        local shield
+        shield=$(udev_shield)
+        bench_on_exit "rm -f '$shield'; udevadm control --reload"
         BENCH_RUN_ID="$$-$RANDOM"
         blog "start: $(bench_host)"
 }
