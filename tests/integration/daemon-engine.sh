@@ -35,8 +35,7 @@ CONF
 rules=/run/udev/rules.d/60-iosched-engine-test-$$-$RANDOM.rules
 mkdir -p /run/udev/rules.d
 on_exit "rm -f '$rules'; udevadm control --reload"
-sed "s|@LIBEXECDIR@/iosched-apply|$(sanitizer_udev_env)$(command -v strace) -f -qq -y -e trace=openat,write -o $traces/\$kernel.\$env{ACTION}.\$env{SEQNUM} $IOSCHED_APPLY --runtime-dir $rt --config $conf|" \
-        "$IOSCHED_SRC_DIR/udev/60-iosched.rules.in" >"$rules"
+udev_rule_from_shipped "$(command -v strace) -f -qq -y -e trace=openat,write -o $traces/\$kernel.\$env{ACTION}.\$env{SEQNUM} $IOSCHED_APPLY --runtime-dir $rt --config $conf" >"$rules"
 grep -q "$IOSCHED_APPLY --runtime-dir $rt --config $conf \$kernel\"" "$rules" ||
         fail "the RUN line was not rewritten: $(grep RUN "$rules")"
 udevadm control --reload
