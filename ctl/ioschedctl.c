@@ -2,7 +2,6 @@
 /*
  * ioschedctl: look at and change the I/O policy that ioschedd keeps, over D-Bus.
  */
-#include <getopt.h>
 #include <inttypes.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -10,6 +9,7 @@
 #include <time.h>
 
 #include "attr.h"
+#include "cli.h"
 #include "json.h"
 #include "log.h"
 #include "util.h"
@@ -632,15 +632,13 @@ static void help(void) {
 
 static int parse_argv(int argc, char *argv[]) {
         enum {
-                ARG_VERSION = 0x100,
-                ARG_JSON,
+                ARG_JSON = _CLI_ARG_FIRST,
                 ARG_RUNTIME,
                 ARG_NO_LEGEND,
                 ARG_NO_ASK_PASSWORD,
         };
         static const struct option options[] = {
-                { "help", no_argument, NULL, 'h' },
-                { "version", no_argument, NULL, ARG_VERSION },
+                CLI_OPTIONS_COMMON,
                 { "json", no_argument, NULL, ARG_JSON },
                 { "runtime", no_argument, NULL, ARG_RUNTIME },
                 { "no-legend", no_argument, NULL, ARG_NO_LEGEND },
@@ -651,12 +649,7 @@ static int parse_argv(int argc, char *argv[]) {
 
         while ((c = getopt_long(argc, argv, "h", options, NULL)) >= 0)
                 switch (c) {
-                case 'h':
-                        help();
-                        return 0;
-                case ARG_VERSION:
-                        puts("iosched " IOSCHED_VERSION);
-                        return 0;
+                CLI_CASES_COMMON(help);
                 case ARG_JSON:
                         arg.json = true;
                         break;
@@ -699,7 +692,7 @@ int main(int argc, char *argv[]) {
         log_set_console_prefix(0);
         r = parse_argv(argc, argv);
         if (r <= 0)
-                return r < 0 ? 64 : 0;
+                return r < 0 ? EXIT_USAGE : 0;
 
         verb = optind < argc ? argv[optind] : "status";
         n = optind < argc ? (unsigned) (argc - optind - 1) : 0;
@@ -708,7 +701,7 @@ int main(int argc, char *argv[]) {
                         continue;
                 if (n < verbs[i].min_args || n > verbs[i].max_args) {
                         log_error("Wrong number of arguments for \"%s\"; see --help.", verb);
-                        return 64;
+                        return EXIT_USAGE;
                 }
                 r = sd_bus_open_system(&bus);
                 if (r < 0) {
@@ -720,5 +713,5 @@ int main(int argc, char *argv[]) {
                 return r < 0 ? 1 : 0;
         }
         log_error("Unknown command \"%s\"; see --help.", verb);
-        return 64;
+        return EXIT_USAGE;
 }

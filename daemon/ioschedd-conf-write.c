@@ -20,18 +20,7 @@ void dropin_id_done(DropinId *id) {
 
 /* Usable verbatim as a glob, a file name and an ini value. */
 static bool id_is_simple(const char *s) {
-        size_t n = 0;
-
-        if (!s || !*s)
-                return false;
-        for (const char *p = s; *p; p++, n++) {
-                if (n >= DROPIN_ID_MAX)
-                        return false;
-                if (!((*p >= 'a' && *p <= 'z') || (*p >= 'A' && *p <= 'Z') ||
-                      (*p >= '0' && *p <= '9') || strchr("_.:+-", *p)))
-                        return false;
-        }
-        return true;
+        return string_in_charset(s, CHARSET_ALNUM "_.:+-", DROPIN_ID_MAX);
 }
 
 int dropin_id_for_disk(const Disk *d, DropinIdKind kind, DropinId *ret) {
@@ -295,4 +284,36 @@ int dropin_persist(const char *dir, const Disk *d, char * const *keys, char * co
         log_info("%s: policy %s saved to %s.", d->name, runtime ? "until reboot" : "persistently", path);
         *ret_path = TAKE_PTR(path);
         return 0;
+}
+
+int dropin_reset(const char *dir, const Disk *d, bool runtime, char **ret_removed) {
+        _cleanup_(freep) char *removed = NULL;
+        int r;
+
+        assert(dir && d && ret_removed);
+        for (DropinIdKind k = 0; k < _DROPIN_ID_MAX; k++) {
+                _cleanup_(dropin_id_done) DropinId id = {};
+                _cleanup_(freep) char *name = NULL;
+
+                r = dropin_id_for_disk(d, k, &id);
+                if (r < 0)
+                        return r;
+                name = dropin_file_name(&id, runtime);
+                if (!name)
+                        return -ENOMEM;
+                r = dropin_remove(dir, name);
+                if (r < 0)
+                        return log_error_errno(r, "Cannot remove %s/%s: %m", dir, name);
+                if (r == 0)
+                        continue;
+                log_info("%s: removed %s/%s.", d->name, dir, name);
+                free(removed);
+                removed = strdup_printf("%s/%s", dir, name);
+                if (!removed)
+                        return -ENOMEM;
+        }
+        if (!removed)
+                return 0;
+        *ret_removed = TAKE_PTR(removed);
+        return 1;
 }

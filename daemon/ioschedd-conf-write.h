@@ -113,6 +113,18 @@ int dropin_persist(const char *dir, const Disk *d, char * const *keys, char * co
                    char * const *remove, bool runtime, char **ret_path);
 
 /**
+ * dropin_reset() - remove a disk's drop-ins of one kind, whichever identity each was written
+ * with (the disk may have shown its WWN only later)
+ * @dir: the drop-in directory
+ * @d: the disk
+ * @runtime: the runtime drop-ins, else the persistent ones
+ * @ret_removed: the last file removed; untouched when none was there
+ *
+ * Return: 1 something was removed, 0 nothing was there, or a negative errno.
+ */
+int dropin_reset(const char *dir, const Disk *d, bool runtime, char **ret_removed);
+
+/**
  * mkdir_parents() - mkdir -p
  * Return: 0 or a negative errno.
  */

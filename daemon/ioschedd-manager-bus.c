@@ -154,14 +154,24 @@ static int request_new(sd_bus_message *msg, JobKind kind, bool one_disk, Request
         return 0;
 }
 
-/* Authorized: queue the apply of @d (NULL: every disk), after reading the configuration again
- * when @reload; the reply is sent when the jobs are done. @saved: the drop-in SetPolicy or
- * ResetPolicy just changed, for the error texts. */
-static int request_apply(Manager *m, sd_bus_message *msg, DiskObject *d, bool reload,
-                         const char *saved, sd_bus_error *error) {
+/* 1: go on; 0: polkit was asked and the call comes again with its answer; < 0: refused. */
+static int authorize(Manager *m, sd_bus_message *msg, const char *action, sd_bus_error *error) {
+        return bus_verify_polkit_async(msg, action, &m->polkit_registry, error);
+}
+
+/* Queue the apply of @d (NULL: every disk), after reading the configuration again when
+ * @reload, once polkit allows @action (NULL: allowed already); the reply is sent when the jobs
+ * are done. @saved: the drop-in SetPolicy or ResetPolicy just changed, for the error texts. */
+static int request_apply(Manager *m, sd_bus_message *msg, const char *action, DiskObject *d,
+                         bool reload, const char *saved, sd_bus_error *error) {
         _cleanup_(request_unrefp) Request *req = NULL;
         int r;
 
+        if (action) {
+                r = authorize(m, msg, action, error);
+                if (r <= 0)
+                        return r < 0 ? r : 1;
+        }
         r = request_new(msg, JOB_APPLY, !!d, &req);
         if (r < 0)
                 return r;
@@ -190,6 +200,19 @@ static int request_apply(Manager *m, sd_bus_message *msg, DiskObject *d, bool re
                 return r;
         completion_arm(&req->completion);
         return 1;
+}
+
+static int lookup_disk(Manager *m, const char *name, DiskObject **ret, sd_bus_error *error);
+
+/* The disk a method's first argument names. */
+static int read_disk(Manager *m, sd_bus_message *msg, DiskObject **ret, sd_bus_error *error) {
+        const char *name;
+        int r;
+
+        r = sd_bus_message_read(msg, "s", &name);
+        if (r < 0)
+                return r;
+        return lookup_disk(m, name, ret, error);
 }
 
 static int lookup_disk(Manager *m, const char *name, DiskObject **ret, sd_bus_error *error) {
@@ -274,17 +297,11 @@ static int method_list_disks(sd_bus_message *msg, void *userdata, sd_bus_error *
 }
 
 static int method_get_disk(sd_bus_message *msg, void *userdata, sd_bus_error *error) {
-        Manager *m = userdata;
-        const char *name;
+        _cleanup_(freep) char *path = NULL;
         DiskObject *d;
         int r;
 
-        r = sd_bus_message_read(msg, "s", &name);
-        if (r < 0)
-                return r;
-        _cleanup_(freep) char *path = NULL;
-
-        r = lookup_disk(m, name, &d, error);
+        r = read_disk(userdata, msg, &d, error);
         if (r < 0)
                 return r;
         r = disk_bus_path(d, &path);
@@ -296,14 +313,10 @@ static int method_get_disk(sd_bus_message *msg, void *userdata, sd_bus_error *er
 static int method_plan(sd_bus_message *msg, void *userdata, sd_bus_error *error) {
         _cleanup_(request_unrefp) Request *req = NULL;
         Manager *m = userdata;
-        const char *name;
         DiskObject *d;
         int r;
 
-        r = sd_bus_message_read(msg, "s", &name);
-        if (r < 0)
-                return r;
-        r = lookup_disk(m, name, &d, error);
+        r = read_disk(m, msg, &d, error);
         if (r < 0)
                 return r;
         r = request_new(msg, JOB_PLAN, true, &req);
@@ -316,47 +329,23 @@ static int method_plan(sd_bus_message *msg, void *userdata, sd_bus_error *error)
         return 1;
 }
 
-/* 1: go on; 0: polkit was asked and the call comes again with its answer; < 0: refused. */
-static int authorize(Manager *m, sd_bus_message *msg, const char *action, sd_bus_error *error) {
-        return bus_verify_polkit_async(msg, action, &m->polkit_registry, error);
-}
-
 static int method_apply(sd_bus_message *msg, void *userdata, sd_bus_error *error) {
         Manager *m = userdata;
-        const char *name;
         DiskObject *d;
         int r;
 
-        r = sd_bus_message_read(msg, "s", &name);
+        r = read_disk(m, msg, &d, error);
         if (r < 0)
                 return r;
-        r = lookup_disk(m, name, &d, error);
-        if (r < 0)
-                return r;
-        r = authorize(m, msg, POLKIT_ACTION_APPLY, error);
-        if (r <= 0)
-                return r < 0 ? r : 1;
-        return request_apply(m, msg, d, false, NULL, error);
+        return request_apply(m, msg, POLKIT_ACTION_APPLY, d, false, NULL, error);
 }
 
 static int method_apply_all(sd_bus_message *msg, void *userdata, sd_bus_error *error) {
-        Manager *m = userdata;
-        int r;
-
-        r = authorize(m, msg, POLKIT_ACTION_APPLY, error);
-        if (r <= 0)
-                return r < 0 ? r : 1;
-        return request_apply(m, msg, NULL, false, NULL, error);
+        return request_apply(userdata, msg, POLKIT_ACTION_APPLY, NULL, false, NULL, error);
 }
 
 static int method_reload(sd_bus_message *msg, void *userdata, sd_bus_error *error) {
-        Manager *m = userdata;
-        int r;
-
-        r = authorize(m, msg, POLKIT_ACTION_RELOAD, error);
-        if (r <= 0)
-                return r < 0 ? r : 1;
-        return request_apply(m, msg, NULL, true, NULL, error);
+        return request_apply(userdata, msg, POLKIT_ACTION_RELOAD, NULL, true, NULL, error);
 }
 
 /* One setting of SetPolicy's a{sv}: the value as config text. Strings are taken as a config
@@ -531,18 +520,31 @@ int manager_bus_decode_settings(sd_bus_message *msg, char ***ret_keys, char ***r
         return 0;
 }
 
+/* SetPolicy, ResetPolicy: only with drop-in directories, only once polkit allows it. 1: go on
+ * with @ret_dir, the drop-in directory; 0: polkit was asked; < 0: refused. */
+static int policy_change_begin(Manager *m, sd_bus_message *msg, bool runtime, const char *refusal,
+                               char **ret_dir, sd_bus_error *error) {
+        int r;
+
+        if (manager_config_is_single_file(m))
+                return sd_bus_error_setf(error, BUS_ERROR_NOT_SUPPORTED,
+                                         "ioschedd runs on one configuration file (--config): %s",
+                                         refusal);
+        r = authorize(m, msg, POLKIT_ACTION_SET_POLICY, error);
+        if (r <= 0)
+                return r;
+        *ret_dir = dropin_dir(m->config_root, runtime);
+        return *ret_dir ? 1 : -ENOMEM;
+}
+
 static int method_set_policy(sd_bus_message *msg, void *userdata, sd_bus_error *error) {
         _cleanup_(strv_freep) char **keys = NULL, **values = NULL, **remove = NULL;
         _cleanup_(freep) char *dir = NULL, *path = NULL;
         Manager *m = userdata;
-        const char *name;
         DiskObject *d;
         int runtime, r;
 
-        r = sd_bus_message_read(msg, "s", &name);
-        if (r < 0)
-                return r;
-        r = lookup_disk(m, name, &d, error);
+        r = read_disk(m, msg, &d, error);
         if (r < 0)
                 return r;
         r = manager_bus_decode_settings(msg, &keys, &values, &remove, error);
@@ -553,18 +555,10 @@ static int method_set_policy(sd_bus_message *msg, void *userdata, sd_bus_error *
                 return r;
         if (strv_isempty(keys) && strv_isempty(remove))
                 return sd_bus_error_setf(error, BUS_ERROR_INVALID_SETTING, "No settings given.");
-        if (manager_config_is_single_file(m))
-                return sd_bus_error_setf(error, BUS_ERROR_NOT_SUPPORTED,
-                                         "ioschedd runs on one configuration file (--config): "
-                                         "policy changes cannot be saved.");
-
-        r = authorize(m, msg, POLKIT_ACTION_SET_POLICY, error);
+        r = policy_change_begin(m, msg, runtime, "policy changes cannot be saved.", &dir, error);
         if (r <= 0)
                 return r < 0 ? r : 1;
 
-        dir = dropin_dir(m->config_root, runtime);
-        if (!dir)
-                return -ENOMEM;
         r = dropin_persist(dir, d->disk, keys, values, remove, runtime, &path);
         if (r == -EBADMSG)
                 return sd_bus_error_setf(error, BUS_ERROR_INVALID_SETTING,
@@ -574,7 +568,7 @@ static int method_set_policy(sd_bus_message *msg, void *userdata, sd_bus_error *
         if (r < 0)
                 return sd_bus_error_setf(error, BUS_ERROR_PERSIST_FAILED, "Cannot save the policy in %s: %s",
                                          dir, strerror(-r));
-        return request_apply(m, msg, d, true, path, error);
+        return request_apply(m, msg, NULL, d, true, path, error);
 }
 
 static int method_reset_policy(sd_bus_message *msg, void *userdata, sd_bus_error *error) {
@@ -590,44 +584,19 @@ static int method_reset_policy(sd_bus_message *msg, void *userdata, sd_bus_error
         r = lookup_disk(m, name, &d, error);
         if (r < 0)
                 return r;
-        if (manager_config_is_single_file(m))
-                return sd_bus_error_setf(error, BUS_ERROR_NOT_SUPPORTED,
-                                         "ioschedd runs on one configuration file (--config): "
-                                         "there is no saved policy to reset.");
-        r = authorize(m, msg, POLKIT_ACTION_SET_POLICY, error);
+        r = policy_change_begin(m, msg, runtime, "there is no saved policy to reset.", &dir, error);
         if (r <= 0)
                 return r < 0 ? r : 1;
 
-        dir = dropin_dir(m->config_root, runtime);
-        if (!dir)
-                return -ENOMEM;
-        /* Whichever identity the drop-in was written with (the disk may have shown its WWN
-         * only later): remove every one of this disk's. */
-        for (DropinIdKind k = 0; k < _DROPIN_ID_MAX; k++) {
-                _cleanup_(dropin_id_done) DropinId id = {};
-                _cleanup_(freep) char *fname = NULL;
-
-                r = dropin_id_for_disk(d->disk, k, &id);
-                if (r < 0)
-                        return r;
-                fname = dropin_file_name(&id, runtime);
-                if (!fname)
-                        return -ENOMEM;
-                r = dropin_remove(dir, fname);
-                if (r < 0)
-                        return sd_bus_error_setf(error, BUS_ERROR_PERSIST_FAILED, "Cannot remove %s/%s: %s",
-                                                 dir, fname, strerror(-r));
-                if (r > 0) {
-                        log_info("%s: removed %s/%s.", d->name, dir, fname);
-                        free(removed);
-                        removed = strdup_printf("%s/%s", dir, fname);
-                        if (!removed)
-                                return -ENOMEM;
-                }
-        }
-        if (!removed)
+        r = dropin_reset(dir, d->disk, runtime, &removed);
+        if (r == -ENOMEM)
+                return r;
+        if (r < 0)
+                return sd_bus_error_setf(error, BUS_ERROR_PERSIST_FAILED, "Cannot remove a drop-in of %s: %s",
+                                         dir, strerror(-r));
+        if (r == 0)
                 return sd_bus_reply_method_return(msg, NULL);   /* nothing to reset */
-        return request_apply(m, msg, d, true, removed, error);
+        return request_apply(m, msg, NULL, d, true, removed, error);
 }
 
 static int property_get_version(sd_bus *bus, const char *path, const char *interface,

@@ -3,18 +3,17 @@
  * ioschedd: keeps every disk at its I/O policy, driven by udev events, and serves the policy
  * and its state on the system bus as org.iosched1.
  */
-#include <getopt.h>
 #include <signal.h>
 #include <stdio.h>
 #include <systemd/sd-daemon.h>
 
+#include "cli.h"
 #include "engine.h"
 #include "ioschedd-manager-bus.h"
 #include "ioschedd-manager.h"
 #include "log.h"
 #include "util.h"
 
-#define EXIT_USAGE 64
 
 static struct {
         const char *config, *root, *config_root, *runtime_dir;
@@ -54,8 +53,7 @@ static void help(void) {
 
 static int parse_argv(int argc, char *argv[]) {
         enum {
-                ARG_VERSION = 0x100,
-                ARG_CONFIG,
+                ARG_CONFIG = _CLI_ARG_FIRST,
                 ARG_CONFIG_ROOT,
                 ARG_ROOT,
                 ARG_RUNTIME_DIR,
@@ -66,8 +64,7 @@ static int parse_argv(int argc, char *argv[]) {
                 ARG_MONITOR_BUFFER,
         };
         static const struct option options[] = {
-                { "help", no_argument, NULL, 'h' },
-                { "version", no_argument, NULL, ARG_VERSION },
+                CLI_OPTIONS_COMMON,
                 { "config", required_argument, NULL, ARG_CONFIG },
                 { "config-root", required_argument, NULL, ARG_CONFIG_ROOT },
                 { "root", required_argument, NULL, ARG_ROOT },
@@ -84,12 +81,7 @@ static int parse_argv(int argc, char *argv[]) {
 
         while ((c = getopt_long(argc, argv, "h", options, NULL)) >= 0)
                 switch (c) {
-                case 'h':
-                        help();
-                        return 0;
-                case ARG_VERSION:
-                        puts("iosched " IOSCHED_VERSION);
-                        return 0;
+                CLI_CASES_COMMON(help);
                 case ARG_CONFIG:
                         arg.config = optarg;
                         break;

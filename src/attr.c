@@ -103,17 +103,7 @@ const AttrInfo *attr_from_key(const char *key) {
 }
 
 bool tunable_name_is_valid(const char *name) {
-        size_t n = 0;
-
-        if (!name || !*name)
-                return false;
-        for (const char *p = name; *p; p++, n++) {
-                if (n >= TUNABLE_NAME_MAX)
-                        return false;
-                if (!((*p >= 'a' && *p <= 'z') || (*p >= '0' && *p <= '9') || *p == '_'))
-                        return false;
-        }
-        return true;
+        return string_in_charset(name, CHARSET_LOWER_DIGITS "_", TUNABLE_NAME_MAX);
 }
 
 bool tunable_is_known(const char *name) {
@@ -185,18 +175,7 @@ int setting_key_parse(const char *key, const AttrInfo **ret_attr, char **ret_tun
 }
 
 bool scheduler_name_is_valid(const char *name) {
-        size_t n = 0;
-
-        if (!name || !*name)
-                return false;
-        for (const char *p = name; *p; p++, n++) {
-                if (n >= SCHEDULER_NAME_MAX)
-                        return false;
-                if (!((*p >= 'a' && *p <= 'z') || (*p >= '0' && *p <= '9') || *p == '_' ||
-                      *p == '-'))
-                        return false;
-        }
-        return true;
+        return string_in_charset(name, CHARSET_LOWER_DIGITS "_-", SCHEDULER_NAME_MAX);
 }
 
 const char *scheduler_canonical(const char *name) {

@@ -17,18 +17,7 @@ static const char *const transport_names[_TRANSPORT_MAX] = {
         [TRANSPORT_OTHER] = "other",
 };
 
-const char *transport_to_string(Transport t) {
-        if ((unsigned) t >= _TRANSPORT_MAX)
-                return NULL;
-        return transport_names[t];
-}
-
-int transport_from_string(const char *s) {
-        for (int i = 0; i < _TRANSPORT_MAX; i++)
-                if (streq(transport_names[i], s))
-                        return i;
-        return -EINVAL;
-}
+DEFINE_STRING_TABLE_LOOKUP(transport, Transport, transport_names, _TRANSPORT_MAX);
 
 static const char *const zoned_names[_ZONED_MAX] = {
         [ZONED_NONE] = "none",
@@ -36,18 +25,7 @@ static const char *const zoned_names[_ZONED_MAX] = {
         [ZONED_HOST_MANAGED] = "host-managed",
 };
 
-const char *zoned_to_string(Zoned z) {
-        if ((unsigned) z >= _ZONED_MAX)
-                return NULL;
-        return zoned_names[z];
-}
-
-int zoned_from_string(const char *s) {
-        for (int i = 0; i < _ZONED_MAX; i++)
-                if (streq(zoned_names[i], s))
-                        return i;
-        return -EINVAL;
-}
+DEFINE_STRING_TABLE_LOOKUP(zoned, Zoned, zoned_names, _ZONED_MAX);
 
 static bool name_has_prefix_digit(const char *name, const char *prefix) {
         const char *p = startswith(name, prefix);
@@ -110,18 +88,7 @@ Transport transport_classify(const char *name, const char *devpath, const char *
 }
 
 bool disk_name_is_valid(const char *name) {
-        size_t n = 0;
-
-        if (!name || !*name || name[0] == '.')
-                return false;
-        for (const char *p = name; *p; p++, n++) {
-                if (n >= 31)
-                        return false;
-                if (!((*p >= 'a' && *p <= 'z') || (*p >= 'A' && *p <= 'Z') ||
-                      (*p >= '0' && *p <= '9') || strchr("-_.:+!", *p)))
-                        return false;
-        }
-        return true;
+        return name && name[0] != '.' && string_in_charset(name, CHARSET_ALNUM "-_.:+!", 31);
 }
 
 int scheduler_parse(const char *text, char **ret_current, char ***ret_available) {

@@ -72,6 +72,20 @@ static inline const char *startswith(const char *s, const char *prefix) {
 
 #define ERRNO_IS_GONE(r) ((r) == -ENOENT || (r) == -ENODEV || (r) == -ENXIO)
 
+/* name##_to_string() and name##_from_string() over a table of names indexed by the enum. */
+#define DEFINE_STRING_TABLE_LOOKUP_TO_STRING(name, type, table, max)                    \
+        const char *name##_to_string(type v) {                                         \
+                return (unsigned) v < (unsigned) (max) ? table[v] : NULL;              \
+        }
+#define DEFINE_STRING_TABLE_LOOKUP(name, type, table, max)                              \
+        DEFINE_STRING_TABLE_LOOKUP_TO_STRING(name, type, table, max)                    \
+        int name##_from_string(const char *s) {                                        \
+                for (int i = 0; i < (int) (max); i++)                                   \
+                        if (table[i] && streq(table[i], s))                             \
+                                return i;                                               \
+                return -EINVAL;                                                         \
+        }
+
 #define container_of(ptr, type, member) ((type *) ((char *) (ptr) - offsetof(type, member)))
 
 static inline void *mfree(void *p) {

@@ -1,6 +1,8 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 #pragma once
 
+#include <stdarg.h>
+
 #include "disk.h"
 #include "policy.h"
 
@@ -72,6 +74,12 @@ void action_done(Action *a);
  * Return: 0 or -ENOMEM.
  */
 int plan_build(const Disk *d, const Resolved *r, Plan **ret);
+
+/**
+ * action_set_reasonv() - replace an action's reason (for people) with a formatted one
+ * Return: 0 or -ENOMEM (then the reason is NULL).
+ */
+int action_set_reasonv(Action *a, const char *fmt, va_list ap) _printf_(2, 0);
 
 /**
  * plan_decide() - decide one setting against a disk; the core of plan_build()

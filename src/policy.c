@@ -12,32 +12,10 @@ static const char *const match_field_names[_MATCH_MAX] = {
         [MATCH_ZONED] = "zoned",         [MATCH_QUEUES] = "queues",
 };
 
-const char *match_field_to_string(MatchField f) {
-        if ((unsigned) f >= _MATCH_MAX)
-                return NULL;
-        return match_field_names[f];
-}
-
-int match_field_from_string(const char *s) {
-        for (int i = 0; i < _MATCH_MAX; i++)
-                if (streq(match_field_names[i], s))
-                        return i;
-        return -EINVAL;
-}
+DEFINE_STRING_TABLE_LOOKUP(match_field, MatchField, match_field_names, _MATCH_MAX);
 
 bool rule_name_is_valid(const char *name) {
-        size_t n = 0;
-
-        if (!name || !*name)
-                return false;
-        for (const char *p = name; *p; p++, n++) {
-                if (n >= RULE_NAME_MAX)
-                        return false;
-                if (!((*p >= 'a' && *p <= 'z') || (*p >= 'A' && *p <= 'Z') ||
-                      (*p >= '0' && *p <= '9') || strchr("-_.:@", *p)))
-                        return false;
-        }
-        return true;
+        return string_in_charset(name, CHARSET_ALNUM "-_.:@", RULE_NAME_MAX);
 }
 
 /* fnmatch() has no way to report a malformed pattern; reject what it would silently take

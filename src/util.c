@@ -350,3 +350,12 @@ uint64_t now_usec(void) {
         clock_gettime(CLOCK_MONOTONIC, &ts);
         return (uint64_t) ts.tv_sec * 1000000ULL + (uint64_t) ts.tv_nsec / 1000ULL;
 }
+
+bool string_in_charset(const char *s, const char *set, size_t max) {
+        size_t n;
+
+        if (!s)
+                return false;
+        n = strspn(s, set);
+        return n > 0 && n <= max && s[n] == 0;
+}

@@ -26,6 +26,11 @@ char *strstrip_inplace(char *s);    /* strips and moves the text to the start */
 void strv_sort(char **l);            /* version sort: loop2 before loop10 */
 char *strdup_printf(const char *fmt, ...) _printf_(1, 2);
 int free_and_strdup(char **p, const char *s);
+#define CHARSET_LOWER_DIGITS "abcdefghijklmnopqrstuvwxyz0123456789"
+#define CHARSET_ALNUM CHARSET_LOWER_DIGITS "ABCDEFGHIJKLMNOPQRSTUVWXYZ"
+/* Whether @s has 1 to @max characters, each one of @set. */
+bool string_in_charset(const char *s, const char *set, size_t max);
+
 /* Valid UTF-8 without control characters, at most @max characters. */
 bool string_is_printable(const char *s, size_t max);
 

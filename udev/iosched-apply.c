@@ -3,10 +3,10 @@
  * iosched-apply: bring disks to their I/O policy, writing only what differs.
  * Run by udev (udev/60-iosched.rules) on block add/change events, or by hand.
  */
-#include <getopt.h>
 #include <stdio.h>
 
 #include "apply.h"
+#include "cli.h"
 #include "conf.h"
 #include "engine.h"
 #include "log.h"
@@ -20,7 +20,6 @@ enum {
         EXIT_WRITE_FAILED = 1,
         EXIT_CONFIG_ERROR = 2,
         EXIT_NO_SUCH_DISK = 3,
-        EXIT_USAGE = 64,
 };
 
 static struct {
@@ -53,16 +52,14 @@ static void help(void) {
 
 static int parse_argv(int argc, char *argv[]) {
         enum {
-                ARG_VERSION = 0x100,
-                ARG_CHECK_CONFIG,
+                ARG_CHECK_CONFIG = _CLI_ARG_FIRST,
                 ARG_JSON,
                 ARG_ROOT,
                 ARG_CONFIG,
                 ARG_RUNTIME_DIR,
         };
         static const struct option options[] = {
-                { "help", no_argument, NULL, 'h' },
-                { "version", no_argument, NULL, ARG_VERSION },
+                CLI_OPTIONS_COMMON,
                 { "all", no_argument, NULL, 'a' },
                 { "dry-run", no_argument, NULL, 'n' },
                 { "check-config", no_argument, NULL, ARG_CHECK_CONFIG },
@@ -78,12 +75,7 @@ static int parse_argv(int argc, char *argv[]) {
 
         while ((c = getopt_long(argc, argv, "hanvq", options, NULL)) >= 0)
                 switch (c) {
-                case 'h':
-                        help();
-                        return 0;
-                case ARG_VERSION:
-                        puts("iosched " IOSCHED_VERSION);
-                        return 0;
+                CLI_CASES_COMMON(help);
                 case 'a':
                         arg.all = true;
                         break;
