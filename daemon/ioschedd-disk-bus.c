@@ -108,19 +108,14 @@ static int property_get_rules(GETTER_ARGS) {
 }
 
 static int property_get_changes(GETTER_ARGS) {
-        const Plan *p = ((const DiskObject *) userdata)->last_report;
+        char * const *l = ((const DiskObject *) userdata)->last_changes;
         int r;
 
         r = sd_bus_message_open_container(reply, 'a', "(sss)");
         if (r < 0)
                 return r;
-        for (size_t i = 0; p && i < p->n_actions; i++) {
-                const Action *a = &p->actions[i];
-
-                if (a->outcome != OUTCOME_WRITTEN)
-                        continue;
-                r = sd_bus_message_append(reply, "(sss)", a->key, strempty(a->current),
-                                          strempty(a->result ?: a->write));
+        for (size_t i = 0; l && l[i] && l[i + 1] && l[i + 2]; i += 3) {
+                r = sd_bus_message_append(reply, "(sss)", l[i], l[i + 1], l[i + 2]);
                 if (r < 0)
                         return r;
         }

@@ -111,7 +111,7 @@ static DiskObject *disk_object_free(DiskObject *d) {
         for (int k = 0; k < _JOB_KIND_MAX; k++)
                 completions_free(d->want_waiting[k], d->n_want_waiting[k]);
         strv_free(d->want_props);
-        plan_free(d->last_report);
+        strv_free(d->last_changes);
         resolved_free(d->resolved);
         config_unref(d->config);
         disk_free(d->disk);
@@ -330,23 +330,22 @@ int manager_queue_all(Manager *m, Completion *c) {
         return 0;
 }
 
-static bool changes_equal(const Plan *a, const Plan *b) {
-        size_t i = 0, j = 0;
+/* What LastChanges shows of a report: each written action's key, old and new value. Kept
+ * instead of the report: most disks have nothing in it, and a report is a few hundred bytes. */
+static int report_changes(const Plan *report, char ***ret) {
+        _cleanup_(strv_freep) char **l = NULL;
 
-        /* The written actions of each, in order: what LastChanges shows. */
-        for (;;) {
-                while (a && i < a->n_actions && a->actions[i].outcome != OUTCOME_WRITTEN)
-                        i++;
-                while (b && j < b->n_actions && b->actions[j].outcome != OUTCOME_WRITTEN)
-                        j++;
-                bool ea = !a || i >= a->n_actions, eb = !b || j >= b->n_actions;
-                if (ea || eb)
-                        return ea && eb;
-                const Action *x = &a->actions[i++], *y = &b->actions[j++];
-                if (!streq(x->key, y->key) || !streq_ptr(x->current, y->current) ||
-                    !streq_ptr(x->result ?: x->write, y->result ?: y->write))
-                        return false;
+        for (size_t i = 0; i < report->n_actions; i++) {
+                const Action *a = &report->actions[i];
+
+                if (a->outcome != OUTCOME_WRITTEN)
+                        continue;
+                if (strv_extend(&l, a->key) < 0 || strv_extend(&l, strempty(a->current)) < 0 ||
+                    strv_extend(&l, strempty(a->result ?: a->write)) < 0)
+                        return -ENOMEM;
         }
+        *ret = TAKE_PTR(l);
+        return 0;
 }
 
 static void disk_object_set_error(DiskObject *d, char *error) {
@@ -383,11 +382,16 @@ static void disk_object_take_results(Manager *m, DiskObject *d, Job *j, const Re
                 if (j->stats.written + j->stats.skipped + j->stats.failed > 0)
                         m->counters_changed = true;
                 disk_object_set_error(d, f ? strdup_printf("%s: %s", f->key, strna(f->reason)) : NULL);
-                if (!changes_equal(d->last_report, j->report))
+                char **changes = NULL;
+
+                if (report_changes(j->report, &changes) < 0)
+                        log_oom();      /* LastChanges stays as it was */
+                else if (!strv_equal(d->last_changes, changes)) {
                         d->dirty |= DISK_FIELD_BIT(DISK_OBJECT_LAST_CHANGES);
-                /* The completions still read the job's report: shared until the job is freed. */
-                plan_free(d->last_report);
-                d->last_report = j->report;
+                        strv_free(d->last_changes);
+                        d->last_changes = changes;
+                } else
+                        strv_free(changes);
                 if (sd_event_now(m->event, CLOCK_REALTIME, &usec) < 0)
                         usec = now_usec();
                 d->last_applied = usec;
@@ -428,8 +432,6 @@ static void job_finished(Manager *m, Job *j) {
         result = (JobResult) { .kind = j->kind, .name = j->name, .error = j->error, .report = j->report };
         for (size_t i = 0; i < j->n_waiting; i++)
                 completion_job_done(j->waiting[i], &result);
-        if (!d->gone && d->last_report == j->report)
-                j->report = NULL;       /* now the disk's */
 
         if (gone && !d->gone) {
                 log_debug("%s: gone while it was read or written.", d->name);
@@ -521,6 +523,31 @@ static int device_props(struct udev_device *dev, char ***ret) {
         return 0;
 }
 
+/*
+ * A kernel uevent reaches us before udev has run its rules for it (udev's own broadcast comes
+ * after them, a storm of hundreds of disks seconds later). When no rule matches on anything only
+ * udev knows (policy_needs_udev()), the disk resolves the same now as after udev: act at once.
+ * The job reads udev's database as it is (the identity udev gave the disk so far); udev's event
+ * queues the disk again, which finds it at policy and writes nothing. Removals wait for udev.
+ */
+static void manager_handle_kernel_device(Manager *m, struct udev_device *dev) {
+        const char *action = udev_device_get_action(dev), *name = udev_device_get_sysname(dev);
+        DiskObject *d;
+
+        if (!action || !name || !(streq(action, "add") || streq(action, "change")))
+                return;
+        if (!m->config || policy_needs_udev(m->config->policy) || !disk_name_is_valid(name))
+                return;
+        log_debug("%s: kernel uevent %s", name, action);
+        d = manager_find_disk(m, name);
+        if (!d && manager_add_disk(m, name, &d) < 0) {
+                log_oom();
+                return;
+        }
+        if (disk_object_queue(d, JOB_APPLY, NULL, NULL) == -ENOMEM)
+                log_oom();
+}
+
 static void manager_handle_device(Manager *m, struct udev_device *dev) {
         const char *action = udev_device_get_action(dev), *name = udev_device_get_sysname(dev);
         _cleanup_(strv_freep) char **props = NULL;
@@ -568,10 +595,12 @@ static void manager_handle_device(Manager *m, struct udev_device *dev) {
 
 static int on_monitor(sd_event_source *s, int fd, uint32_t revents, void *userdata) {
         Manager *m = userdata;
+        bool kernel = m->kernel_monitor && fd == udev_monitor_get_fd(m->kernel_monitor);
+        struct udev_monitor *mon = kernel ? m->kernel_monitor : m->monitor;
 
         /* Take everything that is there: events for one disk coalesce into one job. */
         for (unsigned n = 0; n < 4096; n++) {
-                struct udev_device *dev = udev_monitor_receive_device(m->monitor);
+                struct udev_device *dev = udev_monitor_receive_device(mon);
 
                 if (!dev) {
                         if (errno == ENOBUFS) {
@@ -582,7 +611,10 @@ static int on_monitor(sd_event_source *s, int fd, uint32_t revents, void *userda
                         }
                         break;
                 }
-                manager_handle_device(m, dev);
+                if (kernel)
+                        manager_handle_kernel_device(m, dev);
+                else
+                        manager_handle_device(m, dev);
                 udev_device_unref(dev);
         }
         return 0;
@@ -671,6 +703,7 @@ int manager_new(Manager **ret) {
         m->config_root = "/";
         m->n_workers = IOSCHEDD_WORKERS_DEFAULT;
         m->monitor_enabled = true;
+        m->kernel_events = true;
         m->monitor_buffer = IOSCHEDD_MONITOR_BUFFER;
         m->disks_by_name = hashmap_new();
         if (!m->disks_by_name)
@@ -687,6 +720,7 @@ Manager *manager_free(Manager *m) {
         if (m->marker_written)
                 (void) engine_marker_remove(m->runtime_dir);
         sd_event_source_unref(m->monitor_source);
+        sd_event_source_unref(m->kernel_monitor_source);
         sd_event_source_unref(m->worker_source);
         sd_event_source_unref(m->verify_source);
         if (m->pool) {
@@ -709,6 +743,7 @@ Manager *manager_free(Manager *m) {
         free(m->disks);
         hashmap_free(m->disks_by_name);
         udev_monitor_unref(m->monitor);
+        udev_monitor_unref(m->kernel_monitor);
         udev_unref(m->udev);
         manager_bus_free(m);
         sd_bus_flush_close_unref(m->bus);
@@ -719,31 +754,49 @@ Manager *manager_free(Manager *m) {
         return NULL;
 }
 
+/* A monitor of block disks: @source "udev" (after udev's rules, with its properties) or
+ * "kernel" (the kernel's uevents, before them). */
+static int manager_add_monitor(Manager *m, const char *source, struct udev_monitor **ret_monitor,
+                               sd_event_source **ret_source) {
+        struct udev_monitor *mon;
+        int r;
+
+        mon = *ret_monitor = udev_monitor_new_from_netlink(m->udev, source);
+        if (!mon)
+                return log_error_errno(errno ?: ENOMEM, "Cannot create a %s monitor: %m", source);
+        r = udev_monitor_filter_add_match_subsystem_devtype(mon, "block", "disk");
+        if (r < 0)
+                return log_error_errno(r, "Cannot filter the %s monitor: %m", source);
+        /* Storms of add events (hundreds of disks at once) must not overflow the socket; if
+         * they do anyway, ENOBUFS makes us read every disk again. */
+        r = udev_monitor_set_receive_buffer_size(mon, m->monitor_buffer);
+        if (r < 0)
+                log_warning_errno(r, "Cannot enlarge the %s monitor's buffer: %m", source);
+        r = udev_monitor_enable_receiving(mon);
+        if (r < 0)
+                return log_error_errno(r, "Cannot start the %s monitor: %m", source);
+        r = sd_event_add_io(m->event, ret_source, udev_monitor_get_fd(mon), EPOLLIN, on_monitor, m);
+        if (r < 0)
+                return log_error_errno(r, "Cannot watch the %s monitor: %m", source);
+        (void) sd_event_source_set_description(*ret_source, streq(source, "udev") ? "udev-monitor" :
+                                                                                   "kernel-monitor");
+        return 0;
+}
+
 static int manager_start_monitor(Manager *m) {
         int r;
 
         m->udev = udev_new();
         if (!m->udev)
                 return log_oom();
-        m->monitor = udev_monitor_new_from_netlink(m->udev, "udev");
-        if (!m->monitor)
-                return log_error_errno(errno ?: ENOMEM, "Cannot create a udev monitor: %m");
-        r = udev_monitor_filter_add_match_subsystem_devtype(m->monitor, "block", "disk");
+        r = manager_add_monitor(m, "udev", &m->monitor, &m->monitor_source);
         if (r < 0)
-                return log_error_errno(r, "Cannot filter the udev monitor: %m");
-        /* Storms of add events (hundreds of disks at once) must not overflow the socket; if
-         * they do anyway, ENOBUFS makes us read every disk again. */
-        r = udev_monitor_set_receive_buffer_size(m->monitor, m->monitor_buffer);
-        if (r < 0)
-                log_warning_errno(r, "Cannot enlarge the udev monitor's buffer: %m");
-        r = udev_monitor_enable_receiving(m->monitor);
-        if (r < 0)
-                return log_error_errno(r, "Cannot start the udev monitor: %m");
-        r = sd_event_add_io(m->event, &m->monitor_source, udev_monitor_get_fd(m->monitor), EPOLLIN,
-                            on_monitor, m);
-        if (r < 0)
-                return log_error_errno(r, "Cannot watch the udev monitor: %m");
-        (void) sd_event_source_set_description(m->monitor_source, "udev-monitor");
+                return r;
+        if (m->kernel_events) {
+                r = manager_add_monitor(m, "kernel", &m->kernel_monitor, &m->kernel_monitor_source);
+                if (r < 0)
+                        return r;
+        }
 
         /* From now on every event reaches us: the udev rule's helper may step aside. */
         if (m->runtime_dir) {

@@ -112,7 +112,7 @@ struct DiskObject {
         Disk *disk;
         Config *config;
         Resolved *resolved;
-        Plan *last_report;
+        char **last_changes;    /* of the last apply: key, old value, new value, key, ... */
         uint64_t last_applied;  /* CLOCK_REALTIME usec of the last apply, 0 never */
         char *last_error;
         uint64_t dirty;         /* DISK_FIELD_BIT()s and DISK_OBJECT_*: changed, not yet emitted */
@@ -130,7 +130,8 @@ struct Manager {
         sd_bus *bus;
         struct udev *udev;
         struct udev_monitor *monitor;
-        sd_event_source *monitor_source, *worker_source, *verify_source;
+        struct udev_monitor *kernel_monitor;    /* the kernel's uevents, before udev's rules */
+        sd_event_source *monitor_source, *kernel_monitor_source, *worker_source, *verify_source;
         WorkerPool *pool;
 
         const char *sysfs_root;         /* "/" */
@@ -141,6 +142,7 @@ struct Manager {
         unsigned n_workers;
         uint64_t verify_usec;           /* 0: off */
         bool monitor_enabled;
+        bool kernel_events;             /* act on the kernel's uevents too (when the policy allows) */
         int monitor_buffer;             /* receive buffer of the udev monitor, bytes */
 
         Config *config;

@@ -21,7 +21,7 @@ static struct {
         unsigned workers;
         int monitor_buffer;
         int log_level;
-        bool no_monitor;
+        bool no_monitor, no_kernel_events;
 } arg = { .root = "/", .config_root = "/", .runtime_dir = ENGINE_RUNTIME_DIR,
           .workers = IOSCHEDD_WORKERS_DEFAULT,
           .monitor_buffer = IOSCHEDD_MONITOR_BUFFER, .log_level = -1 };
@@ -43,6 +43,8 @@ static void help(void) {
                "     --workers=N            At most N sysfs writes in flight (default %d)\n"
                "     --log-level=LEVEL      err, warning, notice, info (default), debug\n"
                "     --no-monitor           Do not listen to udev events (tests)\n"
+               "     --no-kernel-events     Wait for udev's event even when the policy matches\n"
+               "                            nothing only udev knows (model, serial, ...)\n"
                "     --monitor-buffer=BYTES The udev monitor's receive buffer (default 128 MiB;\n"
                "                            tests make it small to provoke lost events)\n\n"
                "The bus is the system bus, or $DBUS_SYSTEM_BUS_ADDRESS. Ready (sd_notify READY=1,\n"
@@ -61,6 +63,7 @@ static int parse_argv(int argc, char *argv[]) {
                 ARG_WORKERS,
                 ARG_LOG_LEVEL,
                 ARG_NO_MONITOR,
+                ARG_NO_KERNEL_EVENTS,
                 ARG_MONITOR_BUFFER,
         };
         static const struct option options[] = {
@@ -73,6 +76,7 @@ static int parse_argv(int argc, char *argv[]) {
                 { "workers", required_argument, NULL, ARG_WORKERS },
                 { "log-level", required_argument, NULL, ARG_LOG_LEVEL },
                 { "no-monitor", no_argument, NULL, ARG_NO_MONITOR },
+                { "no-kernel-events", no_argument, NULL, ARG_NO_KERNEL_EVENTS },
                 { "monitor-buffer", required_argument, NULL, ARG_MONITOR_BUFFER },
                 {}
         };
@@ -119,6 +123,9 @@ static int parse_argv(int argc, char *argv[]) {
                         break;
                 case ARG_NO_MONITOR:
                         arg.no_monitor = true;
+                        break;
+                case ARG_NO_KERNEL_EVENTS:
+                        arg.no_kernel_events = true;
                         break;
                 case ARG_MONITOR_BUFFER:
                         r = safe_atoi64(optarg, 1024, 1024 * 1024 * 1024, &v);
@@ -210,6 +217,7 @@ static int run(int argc, char *argv[]) {
         m->n_workers = arg.workers;
         m->verify_usec = arg.verify_usec;
         m->monitor_enabled = !arg.no_monitor;
+        m->kernel_events = !arg.no_kernel_events;
         m->monitor_buffer = arg.monitor_buffer;
         m->on_initial_pass_done = on_initial_pass_done;
 

@@ -266,13 +266,6 @@ static bool tunables_equal(const Disk *a, const Disk *b) {
         }
 }
 
-static bool strv_equal(char * const *a, char * const *b) {
-        for (; !strv_isempty(a) && !strv_isempty(b); a++, b++)
-                if (!streq(*a, *b))
-                        return false;
-        return strv_isempty(a) && strv_isempty(b);
-}
-
 uint64_t disk_diff(const Disk *a, const Disk *b) {
         uint64_t m = 0;
 

@@ -452,3 +452,19 @@ bool resolved_equal(const Resolved *a, const Resolved *b) {
                         return false;
         return true;
 }
+
+bool policy_needs_udev(const Policy *p) {
+        for (size_t i = 0; i < p->n_rules; i++)
+                for (size_t j = 0; j < p->rules[i]->n_matches; j++)
+                        switch (p->rules[i]->matches[j].field) {
+                        case MATCH_MODEL:
+                        case MATCH_VENDOR:
+                        case MATCH_SERIAL:
+                        case MATCH_WWN:
+                        case MATCH_TRANSPORT:
+                                return true;
+                        default:
+                                break;
+                        }
+        return false;
+}

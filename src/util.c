@@ -56,6 +56,13 @@ bool strv_contains(char * const *l, const char *s) {
         return false;
 }
 
+bool strv_equal(char * const *a, char * const *b) {
+        for (; !strv_isempty(a) && !strv_isempty(b); a++, b++)
+                if (!streq(*a, *b))
+                        return false;
+        return strv_isempty(a) && strv_isempty(b);
+}
+
 char **strv_copy(char * const *l) {
         _cleanup_(strv_freep) char **c = NULL;
 

@@ -14,6 +14,7 @@ static inline bool strv_isempty(char * const *l) { return !l || !*l; }
 int strv_push(char ***l, char *value);   /* takes ownership, also on failure */
 int strv_extend(char ***l, const char *value);
 bool strv_contains(char * const *l, const char *s);
+bool strv_equal(char * const *a, char * const *b);     /* NULL equals empty */
 char **strv_copy(char * const *l);
 char *strv_join(char * const *l, const char *sep);
 int strv_split(const char *s, const char *sep, char ***ret);
