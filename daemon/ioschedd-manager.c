@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 #include <assert.h>
 #include <limits.h>
+#include <malloc.h>
 #include <stddef.h>
 #include <stdio.h>
 
@@ -652,6 +653,10 @@ static int on_verify(sd_event_source *s, uint64_t usec, void *userdata) {
 
 static void initial_done(Completion *c) {
         Manager *m = container_of(c, Manager, initial);
+
+        /* The first pass had every disk's job and reading in memory at once; what is kept is
+         * a fraction of that. Give the free pages in between back to the kernel. */
+        (void) malloc_trim(0);
 
         if (m->on_initial_pass_done)
                 m->on_initial_pass_done(m);

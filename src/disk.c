@@ -179,6 +179,10 @@ int attr_state_parse(const AttrInfo *a, AttrState *st) {
         }
 
         attr_state_parse_number(st);
+        /* A number is kept as a number: thousands of disks each hold a reading. Tunables keep
+         * their text, which is what Tunables shows. */
+        if (st->err == 0 && a->id != ATTR_IOSCHED)
+                st->raw = mfree(st->raw);
         return st->err;
 }
 

@@ -53,7 +53,7 @@ int zoned_from_string(const char *s);
 typedef struct AttrState {
         int err;        /* 0, or the negative errno of the read: -ENOENT when the file is absent,
                          * -EINVAL for a wbt_lat_usec that is not set up */
-        char *raw;      /* the text, stripped */
+        char *raw;      /* the text, stripped; NULL once a number is parsed (but for tunables) */
         Value value;    /* parsed; for the scheduler, list[0] is the current one */
 } AttrState;
 
