@@ -93,6 +93,13 @@ static void apply_done(Completion *c) {
                 request_send(req, sd_bus_reply_method_return(call, NULL));
 }
 
+/* End a reply's one array and send it. */
+static int reply_close_and_send(sd_bus_message *reply) {
+        int r = sd_bus_message_close_container(reply);
+
+        return r < 0 ? r : sd_bus_send(NULL, reply, NULL);
+}
+
 static int reply_plan(sd_bus_message *call, const Plan *plan) {
         _cleanup_(sd_bus_message_unrefp) sd_bus_message *reply = NULL;
         int r;
@@ -111,10 +118,7 @@ static int reply_plan(sd_bus_message *call, const Plan *plan) {
                 if (r < 0)
                         return r;
         }
-        r = sd_bus_message_close_container(reply);
-        if (r < 0)
-                return r;
-        return sd_bus_send(NULL, reply, NULL);
+        return reply_close_and_send(reply);
 }
 
 /* Plan: one job, whose plan is the reply. */
@@ -290,10 +294,7 @@ static int method_list_disks(sd_bus_message *msg, void *userdata, sd_bus_error *
                 if (r < 0)
                         return r;
         }
-        r = sd_bus_message_close_container(reply);
-        if (r < 0)
-                return r;
-        return sd_bus_send(NULL, reply, NULL);
+        return reply_close_and_send(reply);
 }
 
 static int method_get_disk(sd_bus_message *msg, void *userdata, sd_bus_error *error) {
