@@ -241,7 +241,7 @@ void disk_bus_emit_changed(DiskObject *d) {
                         names[n++] = disk_property_fields[i].name;
         names[n] = NULL;
         d->dirty = 0;
-        if (n == 0 || !d->manager->bus)
+        if (n == 0 || !d->manager->announcing)
                 return;
         r = disk_bus_path(d, &path);
         if (r >= 0)
@@ -256,7 +256,7 @@ static void emit_object(DiskObject *d, bool added) {
         int r;
 
         assert(d);
-        if (!d->manager->bus)
+        if (!d->manager->announcing)
                 return;
         r = disk_bus_path(d, &path);
         if (r >= 0)

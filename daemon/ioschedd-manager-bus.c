@@ -664,7 +664,7 @@ void manager_bus_emit_applied(Manager *m, DiskObject *d, const Plan *report) {
         int r;
 
         assert(m && d && report);
-        if (!m->bus)
+        if (!m->announcing)
                 return;
 
         r = sd_bus_message_new_signal(m->bus, &sig, MANAGER_BUS_PATH, MANAGER_BUS_INTERFACE, "Applied");
@@ -688,13 +688,13 @@ void manager_bus_emit_applied(Manager *m, DiskObject *d, const Plan *report) {
 }
 
 void manager_bus_emit_counters(Manager *m) {
-        if (m->bus)
+        if (m->announcing)
                 (void) sd_bus_emit_properties_changed(m->bus, MANAGER_BUS_PATH, MANAGER_BUS_INTERFACE,
                                                       "WritesDone", "WritesSkipped", "WriteErrors", NULL);
 }
 
 void manager_bus_emit_config(Manager *m) {
-        if (m->bus)
+        if (m->announcing)
                 (void) sd_bus_emit_properties_changed(m->bus, MANAGER_BUS_PATH, MANAGER_BUS_INTERFACE,
                                                       "ConfigFiles", "ConfigErrors", NULL);
 }

@@ -156,6 +156,11 @@ struct Manager {
         bool counters_changed;
 
         void *polkit_registry;
+        /* Signals go out: set when the bus name is ours. Before, nobody who listens to
+         * org.iosched1 could receive them, and the first pass over thousands of disks would
+         * queue an InterfacesAdded for each (megabytes, and a third of the pass). A client
+         * that sees the name reads the objects (GetManagedObjects). */
+        bool announcing;
         Completion initial;             /* the first pass */
         void (*on_initial_pass_done)(Manager *m);
 };

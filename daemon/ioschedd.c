@@ -168,6 +168,7 @@ static int on_name_acquired(sd_bus_message *reply, void *userdata, sd_bus_error 
                 sd_event_exit(m->event, EXIT_FAILURE);
                 return 0;
         }
+        m->announcing = true;
         log_info("Ready: %zu disks, bus name %s.", m->n_disks, MANAGER_BUS_NAME);
         (void) sd_notify(false, "READY=1");
         notify_status(m);
