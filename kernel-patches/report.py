@@ -54,7 +54,7 @@ def parse(path):
 
 
 def parse_log(path):
-    r = {"same": {}, "add": None, "checks": [], "stress": None, "iops": {}, "shared": None,
+    r = {"same": {}, "add": None, "checks": [], "stress": None, "iops": {}, "shared": None, "modprobe": {},
          "info": {}, "kernel": "?", "dmesg": [], "end": False,
          "addbench": None, "elvset": None}
     with open(path, errors="replace") as f:
@@ -77,6 +77,8 @@ def parse_log(path):
                 r["elvset"] = tuple(int(x) for x in w[1:7])
             elif w[0] == "check" and len(w) >= 3:
                 r["checks"].append((w[1], w[2], " ".join(w[3:])))
+            elif w[0] == "modprobe" and len(w) >= 4:
+                r["modprobe"][w[1]] = (int(w[2]), int(w[3]))
             elif w[0] == "shared" and len(w) >= 6:
                 r["shared"] = tuple(int(x) for x in w[1:6])
             elif w[0] == "stress" and len(w) >= 7:
@@ -178,6 +180,20 @@ def main():
           "scheduler:unknown: an unknown name, fails with EINVAL; async_depth:none: "
           "async_depth of a queue without an elevator, fails with EINVAL; io.cost.*: "
           "the cgroup2 root's files, the same user parameters written again.)")
+
+    print("\nmodprobe runs (request_module()) during the same-value scheduler writes "
+          "(the program in /proc/sys/kernel/modprobe replaced by a script that logs "
+          "its calls):\n")
+    print("| writes of | unpatched | patched |")
+    print("|---|---:|---:|")
+    for a in ("scheduler:none", "scheduler:mq-deadline", "scheduler:bfq"):
+        b, p = base["modprobe"].get(a), patched["modprobe"].get(a)
+        cell = lambda m: f"{m[0]} in {m[1]} writes" if m else "missing"
+        print(f"| {a} | {cell(b)} | {cell(p)} |")
+        if not p:
+            problems.append(f"patched: no modprobe count for {a}")
+        elif p[0]:
+            problems.append(f"patched: {p[0]} modprobe runs during {p[1]} writes of {a}")
 
     print("\nTwo null_blk disks sharing one tag set (shared_tags=1): one switches "
           "scheduler and nr_requests in a loop, the other's current scheduler "

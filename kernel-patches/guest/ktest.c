@@ -10,6 +10,7 @@
  *
  *   KT same <attr> <write_median_us> <write_min_us> <write_max_us> <n> <open_write_close_median_us>
  *   KT shared <seconds> <sibling_changes> <same_writes> <ebusy> <errors>
+ *   KT modprobe <attr> <modprobe_runs> <writes>
  *   KT add <n> <p50_us> <p99_us> <max_us> <sched_ok>
  *   KT addbench <n> <p50_us> <p99_us> <max_us> <sched_ok>
  *   KT elvset <calls> <p50_us> <p99_us> <calls_quiescing> <sync_rcu_calls> <sync_rcu_p50_us>
@@ -353,15 +354,56 @@ static void test_same_iocost(const char *disk)
                 check(false, "iocost", "disabling iocost on %s failed", disk);
 }
 
+/*
+ * request_module() runs the program named in /proc/sys/kernel/modprobe; a
+ * script that only logs its call counts the runs.
+ */
+#define MODPROBE_LOG "/tmp/modprobe.log"
+#define MODPROBE_SCRIPT "/tmp/modprobe-count"
+
+static int modprobe_setup(void)
+{
+        static const char script[] = "#!/bin/sh\necho \"$*\" >> " MODPROBE_LOG "\n";
+        int fd, r = 0;
+
+        fd = open(MODPROBE_SCRIPT, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0755);
+        if (fd < 0)
+                return -errno;
+        if (write(fd, script, strlen(script)) != (ssize_t)strlen(script))
+                r = -EIO;
+        close(fd);
+        return r ? r : write_attr("/proc/sys/kernel/modprobe", MODPROBE_SCRIPT);
+}
+
+static long modprobe_runs(void)
+{
+        FILE *f = fopen(MODPROBE_LOG, "re");
+        long n = 0;
+        int c;
+
+        if (!f)
+                return 0;
+        while ((c = fgetc(f)) != EOF)
+                n += c == '\n';
+        fclose(f);
+        return n;
+}
+
 static void test_same(const char *disk)
 {
         static const char *const scheds[] = { "none", "mq-deadline", "bfq" };
+        bool counting = modprobe_setup() == 0;
         char label[64];
+        long runs;
         size_t i;
 
         for (i = 0; i < sizeof(scheds) / sizeof(scheds[0]); i++) {
                 snprintf(label, sizeof(label), "scheduler:%s", scheds[i]);
+                runs = modprobe_runs();
                 same_value(disk, label, "scheduler", scheds[i]);
+                if (counting)
+                        printf("KT modprobe %s %ld %d\n", label, modprobe_runs() - runs,
+                               SAMPLES + 1);
         }
         /* wbt is on by default with mq-deadline (bfq turns it off). */
         if (qwrite(disk, "scheduler", "mq-deadline") < 0)
