@@ -294,12 +294,48 @@ static void nullb_remove(const char *name)
 }
 
 /*
+ * request_module() runs the program named in /proc/sys/kernel/modprobe; a
+ * script that only logs its call counts the runs.
+ */
+#define MODPROBE_LOG "/tmp/modprobe.log"
+#define MODPROBE_SCRIPT "/tmp/modprobe-count"
+
+static int modprobe_setup(void)
+{
+        static const char script[] = "#!/bin/sh\necho \"$*\" >> " MODPROBE_LOG "\n";
+        int fd, r = 0;
+
+        fd = open(MODPROBE_SCRIPT, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0755);
+        if (fd < 0)
+                return -errno;
+        if (write(fd, script, strlen(script)) != (ssize_t)strlen(script))
+                r = -EIO;
+        close(fd);
+        return r ? r : write_attr("/proc/sys/kernel/modprobe", MODPROBE_SCRIPT);
+}
+
+static long modprobe_runs(void)
+{
+        FILE *f = fopen(MODPROBE_LOG, "re");
+        long n = 0;
+        int c;
+
+        if (!f)
+                return 0;
+        while ((c = fgetc(f)) != EOF)
+                n += c == '\n';
+        fclose(f);
+        return n;
+}
+
+/*
  * Writes that change nothing because they are clamped to the current value,
  * or that fail: they should cost no more than a read.
  */
 static void test_same_failing(const char *disk)
 {
         char p[256], nr[32];
+        long runs;
 
         /* nr_requests below the minimum (4) is clamped to it. */
         if (qread(disk, "nr_requests", nr, sizeof(nr)) == 0 &&
@@ -308,7 +344,9 @@ static void test_same_failing(const char *disk)
                 qwrite(disk, "nr_requests", nr);
         }
         qpath(p, sizeof(p), disk, "scheduler");
+        runs = modprobe_runs();
         same_value_path(p, "scheduler:unknown", "bogus", -EINVAL);
+        printf("KT modprobe scheduler:unknown %ld %d\n", modprobe_runs() - runs, SAMPLES + 1);
         /* async_depth needs an elevator: on none every write fails. */
         if (qwrite(disk, "scheduler", "none") == 0) {
                 qpath(p, sizeof(p), disk, "async_depth");
@@ -352,41 +390,6 @@ static void test_same_iocost(const char *disk)
         if (access(CGROUP2 "/io.cost.qos", F_OK) == 0 &&
             write_attr(CGROUP2 "/io.cost.qos", val) < 0)
                 check(false, "iocost", "disabling iocost on %s failed", disk);
-}
-
-/*
- * request_module() runs the program named in /proc/sys/kernel/modprobe; a
- * script that only logs its call counts the runs.
- */
-#define MODPROBE_LOG "/tmp/modprobe.log"
-#define MODPROBE_SCRIPT "/tmp/modprobe-count"
-
-static int modprobe_setup(void)
-{
-        static const char script[] = "#!/bin/sh\necho \"$*\" >> " MODPROBE_LOG "\n";
-        int fd, r = 0;
-
-        fd = open(MODPROBE_SCRIPT, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0755);
-        if (fd < 0)
-                return -errno;
-        if (write(fd, script, strlen(script)) != (ssize_t)strlen(script))
-                r = -EIO;
-        close(fd);
-        return r ? r : write_attr("/proc/sys/kernel/modprobe", MODPROBE_SCRIPT);
-}
-
-static long modprobe_runs(void)
-{
-        FILE *f = fopen(MODPROBE_LOG, "re");
-        long n = 0;
-        int c;
-
-        if (!f)
-                return 0;
-        while ((c = fgetc(f)) != EOF)
-                n += c == '\n';
-        fclose(f);
-        return n;
 }
 
 static void test_same(const char *disk)
