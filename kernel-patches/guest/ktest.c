@@ -234,6 +234,10 @@ static void same_current(const char *disk, const char *label, const char *attr)
         int r;
 
         r = qread(disk, attr, cur, sizeof(cur));
+        if (r == -ENOENT) {
+                printf("KT info missing %s\n", label);
+                return;
+        }
         if (r < 0) {
                 check(false, label, "read failed: %s", strerror(-r));
                 return;
