@@ -104,6 +104,19 @@ def ms(us):
     return f"{us / 1000:.3f}"
 
 
+def kernel_rows(base, patched, key, what, columns, cells, problems):
+    """One table row per kernel from the tuple r[key], formatted by cells()."""
+    print("| kernel | " + " | ".join(columns) + " |")
+    print("|---|" + "---:|" * len(columns))
+    for name, r in (("unpatched", base), ("patched", patched)):
+        t = r[key]
+        if t:
+            print(f"| {name} | " + " | ".join(str(c) for c in cells(t)) + " |")
+        else:
+            print(f"| {name} | missing |" + " |" * (len(columns) - 1))
+            problems.append(f"{name}: no {what} result")
+
+
 def prefixes(paths):
     """One column per kernel: unpatched, each prefix of the series, all patches."""
     runs = [parse(p) for p in paths]
@@ -208,15 +221,9 @@ def main():
     print("\nTwo null_blk disks sharing one tag set (shared_tags=1): one switches "
           "scheduler and nr_requests in a loop, the other's current scheduler "
           "(mq-deadline, then none) and nr_requests are written again:\n")
-    print("| kernel | seconds | sibling changes | same-value writes | EBUSY | errors |")
-    print("|---|---:|---:|---:|---:|---:|")
-    for name, r in (("unpatched", base), ("patched", patched)):
-        t = r["shared"]
-        if t:
-            print(f"| {name} | {t[0]} | {t[1]} | {t[2]} | {t[3]} | {t[4]} |")
-        else:
-            print(f"| {name} | missing | | | | |")
-            problems.append(f"{name}: no shared-tags result")
+    kernel_rows(base, patched, "shared", "shared-tags",
+                ("seconds", "sibling changes", "same-value writes", "EBUSY", "errors"),
+                lambda t: t, problems)
 
     if k["addbench"]:
         addbench_table(base, patched, problems)
@@ -307,15 +314,10 @@ def finish(base, patched, seconds, problems, k):
     print(f"\nScheduler, wbt_lat_usec, nr_requests and max_sectors_kb switching "
           f"on two disks for {seconds} s while dd runs on both, with a second "
           "process rewriting current values:\n")
-    print("| kernel | changing writes | same-value writes | EBUSY | errors | slowest write (ms) |")
-    print("|---|---:|---:|---:|---:|---:|")
-    for name, r in (("unpatched", base), ("patched", patched)):
-        s = r["stress"]
-        if s:
-            print(f"| {name} | {s[1]} | {s[2]} | {s[3]} | {s[4]} | {ms(s[5])} |")
-        else:
-            print(f"| {name} | missing | | | | |")
-            problems.append(f"{name}: no stress result")
+    kernel_rows(base, patched, "stress", "stress",
+                ("changing writes", "same-value writes", "EBUSY", "errors",
+                 "slowest write (ms)"),
+                lambda t: t[1:5] + (ms(t[5]),), problems)
 
     print("\nChecks (changing writes, read-back, lockdep, kernel log):\n")
     print("| check | unpatched | patched |")
