@@ -47,7 +47,9 @@ daemon_start() {
         daemon_bus_start
         bench_udevd
         DAEMON_LOG="$BENCH_OUT/ioschedd.log"
-        "$IOSCHED_DAEMON" --config "$conf" "$@" >>"$DAEMON_LOG" 2>&1 &
+        # Its engine marker stays in the bench's own directory, not the machine's /run/ioschedd.
+        "$IOSCHED_DAEMON" --config "$conf" --runtime-dir "$BENCH_TMP/run-ioschedd" "$@" \
+                >>"$DAEMON_LOG" 2>&1 &
         DAEMON_PID=$!
         for _ in $(seq 400); do
                 busctl status org.iosched1 >/dev/null 2>&1 && return 0

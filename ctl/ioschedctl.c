@@ -2,7 +2,6 @@
 /*
  * ioschedctl: look at and change the I/O policy that ioschedd keeps, over D-Bus.
  */
-#include <getopt.h>
 #include <inttypes.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -10,6 +9,7 @@
 #include <time.h>
 
 #include "attr.h"
+#include "cli.h"
 #include "iocost.h"
 #include "json.h"
 #include "log.h"
@@ -657,6 +657,17 @@ static int verb_set(sd_bus *bus, char **args) {
         return r;
 }
 
+/* From the attribute and tunable tables: shell completion asks the program, not a copy. */
+static int list_keys(void) {
+        _cleanup_(strv_freep) char **keys = NULL;
+
+        if (setting_keys(&keys) < 0)
+                return log_oom();
+        for (char **k = keys; *k; k++)
+                puts(*k);
+        return 0;
+}
+
 static void help(void) {
         printf("%s [OPTIONS...] COMMAND ...\n\n"
                "Look at and change the I/O policy ioschedd keeps.\n\n"
@@ -676,38 +687,34 @@ static void help(void) {
                "     --json                JSON output (status, explain, plan)\n"
                "     --runtime             set, reset: until reboot (/run/iosched.d), not /etc\n"
                "     --no-legend           No column headers\n"
-               "     --no-ask-password     Do not ask for a password (polkit) \n\n"
+               "     --no-ask-password     Do not ask for a password (polkit) \n"
+               "     --list-keys           Print the keys \"set\" takes, one per line\n\n"
                "The bus is the system bus, or $DBUS_SYSTEM_BUS_ADDRESS.\n",
                program_invocation_short_name);
 }
 
 static int parse_argv(int argc, char *argv[]) {
         enum {
-                ARG_VERSION = 0x100,
-                ARG_JSON,
+                ARG_JSON = _CLI_ARG_FIRST,
                 ARG_RUNTIME,
                 ARG_NO_LEGEND,
                 ARG_NO_ASK_PASSWORD,
+                ARG_LIST_KEYS,
         };
         static const struct option options[] = {
-                { "help", no_argument, NULL, 'h' },
-                { "version", no_argument, NULL, ARG_VERSION },
+                CLI_OPTIONS_COMMON,
                 { "json", no_argument, NULL, ARG_JSON },
                 { "runtime", no_argument, NULL, ARG_RUNTIME },
                 { "no-legend", no_argument, NULL, ARG_NO_LEGEND },
                 { "no-ask-password", no_argument, NULL, ARG_NO_ASK_PASSWORD },
+                { "list-keys", no_argument, NULL, ARG_LIST_KEYS },
                 {}
         };
         int c;
 
         while ((c = getopt_long(argc, argv, "h", options, NULL)) >= 0)
                 switch (c) {
-                case 'h':
-                        help();
-                        return 0;
-                case ARG_VERSION:
-                        puts("iosched " IOSCHED_VERSION);
-                        return 0;
+                CLI_CASES_COMMON(help);
                 case ARG_JSON:
                         arg.json = true;
                         break;
@@ -720,6 +727,8 @@ static int parse_argv(int argc, char *argv[]) {
                 case ARG_NO_ASK_PASSWORD:
                         arg.ask_password = false;
                         break;
+                case ARG_LIST_KEYS:
+                        return list_keys();
                 default:
                         return -EINVAL;
                 }
@@ -750,7 +759,7 @@ int main(int argc, char *argv[]) {
         log_set_console_prefix(0);
         r = parse_argv(argc, argv);
         if (r <= 0)
-                return r < 0 ? 64 : 0;
+                return r < 0 ? EXIT_USAGE : 0;
 
         verb = optind < argc ? argv[optind] : "status";
         n = optind < argc ? (unsigned) (argc - optind - 1) : 0;
@@ -759,7 +768,7 @@ int main(int argc, char *argv[]) {
                         continue;
                 if (n < verbs[i].min_args || n > verbs[i].max_args) {
                         log_error("Wrong number of arguments for \"%s\"; see --help.", verb);
-                        return 64;
+                        return EXIT_USAGE;
                 }
                 r = sd_bus_open_system(&bus);
                 if (r < 0) {
@@ -771,5 +780,5 @@ int main(int argc, char *argv[]) {
                 return r < 0 ? 1 : 0;
         }
         log_error("Unknown command \"%s\"; see --help.", verb);
-        return 64;
+        return EXIT_USAGE;
 }

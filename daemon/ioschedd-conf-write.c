@@ -1,11 +1,14 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
+#include <assert.h>
 #include <fcntl.h>
 #include <limits.h>
 #include <stdio.h>
 #include <sys/random.h>
 #include <sys/stat.h>
 
+#include "conf.h"
 #include "ioschedd-conf-write.h"
+#include "log.h"
 #include "util.h"
 
 #define DROPIN_ID_MAX 64
@@ -17,18 +20,7 @@ void dropin_id_done(DropinId *id) {
 
 /* Usable verbatim as a glob, a file name and an ini value. */
 static bool id_is_simple(const char *s) {
-        size_t n = 0;
-
-        if (!s || !*s)
-                return false;
-        for (const char *p = s; *p; p++, n++) {
-                if (n >= DROPIN_ID_MAX)
-                        return false;
-                if (!((*p >= 'a' && *p <= 'z') || (*p >= 'A' && *p <= 'Z') ||
-                      (*p >= '0' && *p <= '9') || strchr("_.:+-", *p)))
-                        return false;
-        }
-        return true;
+        return string_in_charset(s, CHARSET_ALNUM "_.:+-", DROPIN_ID_MAX);
 }
 
 int dropin_id_for_disk(const Disk *d, DropinIdKind kind, DropinId *ret) {
@@ -193,5 +185,135 @@ int dropin_remove(const char *dir, const char *name) {
                 return errno == ENOENT ? 0 : -errno;
         if (fsync(dfd) < 0)
                 return -errno;
+        return 1;
+}
+
+char *dropin_dir(const char *config_root, bool runtime) {
+        return strdup_printf("%s%s", streq(config_root, "/") ? "" : config_root,
+                             runtime ? DROPIN_DIR_RUNTIME : DROPIN_DIR_PERSISTENT);
+}
+
+/* The settings the disk's drop-in has now, less those given now: kept. */
+static int dropin_kept(const char *path, char * const *keys, char * const *remove, char ***mk,
+                       char ***mv) {
+        _cleanup_(strv_freep) char **errors = NULL;
+        _cleanup_(policy_freep) Policy *old = NULL;
+        int r;
+
+        if (access(path, F_OK) < 0)
+                return 0;
+        old = policy_new();
+        if (!old)
+                return -ENOMEM;
+        r = conf_load_file(path, old, &errors);
+        if (r == -ENOMEM)
+                return r;
+        if (r < 0) {
+                log_warning("%s has errors; it is replaced by the settings given now.", path);
+                return 0;
+        }
+        for (size_t i = 0; i < old->n_rules; i++) {
+                const Rule *rule = old->rules[i];
+
+                if (!streq(rule->name, DROPIN_RULE_NAME))
+                        continue;
+                for (size_t j = 0; j < rule->n_settings; j++) {
+                        const Setting *s = &rule->settings[j];
+
+                        if (strv_contains(keys, s->key) || strv_contains(remove, s->key) ||
+                            strv_contains(*mk, s->key))
+                                continue;
+                        if (strv_extend(mk, s->key) < 0 || strv_extend(mv, s->text) < 0)
+                                return -ENOMEM;
+                }
+        }
+        return 0;
+}
+
+int dropin_persist(const char *dir, const Disk *d, char * const *keys, char * const *values,
+                   char * const *remove, bool runtime, char **ret_path) {
+        _cleanup_(freep) char *name = NULL, *path = NULL, *text = NULL;
+        _cleanup_(strv_freep) char **mk = NULL, **mv = NULL, **errors = NULL;
+        _cleanup_(policy_freep) Policy *check = NULL;
+        _cleanup_(dropin_id_done) DropinId id = {};
+        int r;
+
+        assert(dir && d && ret_path);
+        r = dropin_id_for_disk(d, DROPIN_ID_WWN, &id);
+        if (r < 0)
+                return r;
+        name = dropin_file_name(&id, runtime);
+        if (!name)
+                return -ENOMEM;
+        path = strdup_printf("%s/%s", dir, name);
+        if (!path)
+                return -ENOMEM;
+        r = dropin_kept(path, keys, remove, &mk, &mv);
+        if (r < 0)
+                return r;
+        for (size_t i = 0; keys && keys[i]; i++)
+                if (strv_extend(&mk, keys[i]) < 0 || strv_extend(&mv, values[i]) < 0)
+                        return -ENOMEM;
+
+        if (strv_isempty(mk)) {
+                r = dropin_remove(dir, name);
+                if (r < 0)
+                        return log_error_errno(r, "Cannot remove %s: %m", path);
+                log_info("%s: no settings left, removed %s.", d->name, path);
+                *ret_path = TAKE_PTR(path);
+                return 0;
+        }
+
+        r = dropin_render(&id, mk, mv, &text);
+        if (r < 0)
+                return r;
+        check = policy_new();
+        if (!check)
+                return -ENOMEM;
+        r = conf_parse_text(text, strlen(text), path, check, &errors);
+        if (r == -ENOMEM)
+                return r;
+        if (r < 0) {
+                log_error("Refusing to write a drop-in that does not load: %s",
+                          strv_isempty(errors) ? "?" : errors[strv_length(errors) - 1]);
+                return -EBADMSG;
+        }
+        r = dropin_write_atomic(dir, name, text);
+        if (r < 0)
+                return log_error_errno(r, "Cannot write %s: %m", path);
+        log_info("%s: policy %s saved to %s.", d->name, runtime ? "until reboot" : "persistently", path);
+        *ret_path = TAKE_PTR(path);
+        return 0;
+}
+
+int dropin_reset(const char *dir, const Disk *d, bool runtime, char **ret_removed) {
+        _cleanup_(freep) char *removed = NULL;
+        int r;
+
+        assert(dir && d && ret_removed);
+        for (DropinIdKind k = 0; k < _DROPIN_ID_MAX; k++) {
+                _cleanup_(dropin_id_done) DropinId id = {};
+                _cleanup_(freep) char *name = NULL;
+
+                r = dropin_id_for_disk(d, k, &id);
+                if (r < 0)
+                        return r;
+                name = dropin_file_name(&id, runtime);
+                if (!name)
+                        return -ENOMEM;
+                r = dropin_remove(dir, name);
+                if (r < 0)
+                        return log_error_errno(r, "Cannot remove %s/%s: %m", dir, name);
+                if (r == 0)
+                        continue;
+                log_info("%s: removed %s/%s.", d->name, dir, name);
+                free(removed);
+                removed = strdup_printf("%s/%s", dir, name);
+                if (!removed)
+                        return -ENOMEM;
+        }
+        if (!removed)
+                return 0;
+        *ret_removed = TAKE_PTR(removed);
         return 1;
 }

@@ -85,6 +85,46 @@ int dropin_write_atomic(const char *dir, const char *name, const char *text);
 int dropin_remove(const char *dir, const char *name);
 
 /**
+ * dropin_dir() - the drop-in directory SetPolicy writes to
+ * @config_root: "/" or a test's root
+ * @runtime: /run/iosched.d rather than /etc/iosched.d
+ *
+ * Return: a new string, NULL on ENOMEM.
+ */
+char *dropin_dir(const char *config_root, bool runtime);
+
+/**
+ * dropin_persist() - save settings for a disk: its drop-in with the settings it has,
+ * overridden by @keys, less @remove; removed when nothing is left
+ * @dir: the drop-in directory (dropin_dir())
+ * @d: the disk, loaded with its identity
+ * @keys, @values: the settings to set, already validated (same order)
+ * @remove: the keys to take out
+ * @runtime: a runtime drop-in (99-ioschedd-...), else a persistent one
+ * @ret_path: the file written or removed
+ *
+ * A drop-in edited into errors by hand is replaced. What is written is checked with the
+ * loader itself first.
+ *
+ * Return: 0; -EBADMSG when the result would not load; -ENOMEM; another negative errno when
+ * the file cannot be written or removed (the old one, if any, is intact).
+ */
+int dropin_persist(const char *dir, const Disk *d, char * const *keys, char * const *values,
+                   char * const *remove, bool runtime, char **ret_path);
+
+/**
+ * dropin_reset() - remove a disk's drop-ins of one kind, whichever identity each was written
+ * with (the disk may have shown its WWN only later)
+ * @dir: the drop-in directory
+ * @d: the disk
+ * @runtime: the runtime drop-ins, else the persistent ones
+ * @ret_removed: the last file removed; untouched when none was there
+ *
+ * Return: 1 something was removed, 0 nothing was there, or a negative errno.
+ */
+int dropin_reset(const char *dir, const Disk *d, bool runtime, char **ret_removed);
+
+/**
  * mkdir_parents() - mkdir -p
  * Return: 0 or a negative errno.
  */

@@ -1,120 +1,66 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
+#include <assert.h>
+#include <stddef.h>
 #include <stdio.h>
 
 #include "ioschedd-disk-bus.h"
 #include "log.h"
 #include "util.h"
 
-static DiskObject *disk_of(void *userdata) {
-        return userdata;
-}
+#define GETTER_ARGS                                                                     \
+        sd_bus *bus, const char *path, const char *interface, const char *property,     \
+        sd_bus_message *reply, void *userdata, sd_bus_error *error
 
-static int property_get_string(sd_bus *bus, const char *path, const char *interface,
-                               const char *property, sd_bus_message *reply, void *userdata,
-                               sd_bus_error *error) {
-        DiskObject *o = disk_of(userdata);
-        const Disk *d = o->disk;
-        const char *v = NULL;
+/* A published disk object has been read: o->disk is set (disk_find). */
+#define DEFINE_DISK_GETTER(fn, type, expr)                                              \
+        static int fn(GETTER_ARGS) {                                                    \
+                const DiskObject *o = userdata;                                         \
+                const Disk *d = o->disk;                                                \
+                assert(d);                                                              \
+                return sd_bus_message_append(reply, type, expr);                        \
+        }
 
-        if (streq(property, "Name"))
-                v = o->name;
-        else if (!d)
-                v = NULL;
-        else if (streq(property, "DevNum"))
-                v = d->devnum;
-        else if (streq(property, "Model"))
-                v = d->model;
-        else if (streq(property, "Vendor"))
-                v = d->vendor;
-        else if (streq(property, "Serial"))
-                v = d->serial;
-        else if (streq(property, "WWN"))
-                v = d->wwn;
-        else if (streq(property, "Transport"))
-                v = transport_to_string(d->transport);
-        else if (streq(property, "Zoned"))
-                v = zoned_to_string(d->zoned);
-        else if (streq(property, "Scheduler"))
-                /* A queue without a choice shows "none", one without the file "". */
-                v = d->scheduler ?: (d->has_scheduler_file ? "none" : "");
-        else if (streq(property, "LastError"))
-                v = o->last_error;
-        else if (streq(property, "IOCostQoS"))
-                /* The kernel's line without MAJ:MIN; "" when iocost is not set up on the disk
-                 * or not applicable on the system. */
-                v = d->iocost[ATTR_FILE_IOCOST_QOS].err == 0 ? d->iocost[ATTR_FILE_IOCOST_QOS].raw : NULL;
-        else if (streq(property, "IOCostModel"))
-                v = d->iocost[ATTR_FILE_IOCOST_MODEL].err == 0 ? d->iocost[ATTR_FILE_IOCOST_MODEL].raw : NULL;
-        return sd_bus_message_append_basic(reply, 's', strempty(v));
-}
+DEFINE_DISK_GETTER(property_get_devnum, "s", strempty(d->devnum));
+DEFINE_DISK_GETTER(property_get_model, "s", strempty(d->model));
+DEFINE_DISK_GETTER(property_get_vendor, "s", strempty(d->vendor));
+DEFINE_DISK_GETTER(property_get_serial, "s", strempty(d->serial));
+DEFINE_DISK_GETTER(property_get_wwn, "s", strempty(d->wwn));
+DEFINE_DISK_GETTER(property_get_transport, "s", transport_to_string(d->transport));
+DEFINE_DISK_GETTER(property_get_zoned, "s", zoned_to_string(d->zoned));
+/* A queue without a choice shows "none", one without the file "". */
+DEFINE_DISK_GETTER(property_get_scheduler, "s", d->scheduler ?: (d->has_scheduler_file ? "none" : ""));
+DEFINE_DISK_GETTER(property_get_rotational, "b", d->rotational == 1);
+DEFINE_DISK_GETTER(property_get_removable, "b", d->removable == 1);
+DEFINE_DISK_GETTER(property_get_queues, "u", d->nr_hw_queues);
+DEFINE_DISK_GETTER(property_get_size, "t", d->size_bytes);
+DEFINE_DISK_GETTER(property_get_last_error, "s", strempty(o->last_error));
+/* The kernel's io.cost.* lines without MAJ:MIN; "" when iocost is not set up on the disk or
+ * not applicable on the system. */
+DEFINE_DISK_GETTER(property_get_iocost_qos, "s", disk_iocost_shown(d, ATTR_FILE_IOCOST_QOS));
+DEFINE_DISK_GETTER(property_get_iocost_model, "s", disk_iocost_shown(d, ATTR_FILE_IOCOST_MODEL));
+DEFINE_DISK_GETTER(property_get_iocost_other_writer, "b", d->iocost_other_writer);
 
-static int property_get_bool(sd_bus *bus, const char *path, const char *interface,
-                             const char *property, sd_bus_message *reply, void *userdata,
-                             sd_bus_error *error) {
-        const Disk *d = disk_of(userdata)->disk;
-        int v = 0;
+/* The current value of an attribute of the table (attr.c). -1 when the kernel has no such
+ * file for this disk or the read failed (wbt_lat_usec fails with EINVAL until wbt is set up). */
+#define DEFINE_ATTR_GETTER(fn, id)                                                      \
+        DEFINE_DISK_GETTER(fn, "x", d->attrs[id].err == 0 ? d->attrs[id].value.num : (int64_t) -1)
 
-        if (d && streq(property, "Rotational"))
-                v = d->rotational == 1;
-        else if (d && streq(property, "Removable"))
-                v = d->removable == 1;
-        else if (d && streq(property, "IOCostOtherWriter"))
-                v = d->iocost_other_writer;
-        return sd_bus_message_append(reply, "b", v);
-}
+DEFINE_ATTR_GETTER(property_get_nr_requests, ATTR_NR_REQUESTS);
+DEFINE_ATTR_GETTER(property_get_wbt_lat_usec, ATTR_WBT_LAT_USEC);
+DEFINE_ATTR_GETTER(property_get_read_ahead_kb, ATTR_READ_AHEAD_KB);
+DEFINE_ATTR_GETTER(property_get_max_sectors_kb, ATTR_MAX_SECTORS_KB);
+DEFINE_ATTR_GETTER(property_get_rq_affinity, ATTR_RQ_AFFINITY);
+DEFINE_ATTR_GETTER(property_get_nomerges, ATTR_NOMERGES);
+DEFINE_ATTR_GETTER(property_get_add_random, ATTR_ADD_RANDOM);
+DEFINE_ATTR_GETTER(property_get_iostats, ATTR_IOSTATS);
 
-static int property_get_queues(sd_bus *bus, const char *path, const char *interface,
-                               const char *property, sd_bus_message *reply, void *userdata,
-                               sd_bus_error *error) {
-        const Disk *d = disk_of(userdata)->disk;
-        return sd_bus_message_append(reply, "u", d ? d->nr_hw_queues : 0);
-}
-
-static int property_get_size(sd_bus *bus, const char *path, const char *interface,
-                             const char *property, sd_bus_message *reply, void *userdata,
-                             sd_bus_error *error) {
-        const Disk *d = disk_of(userdata)->disk;
-        return sd_bus_message_append(reply, "t", d ? d->size_bytes : UINT64_C(0));
-}
-
-static int property_get_last_applied(sd_bus *bus, const char *path, const char *interface,
-                                     const char *property, sd_bus_message *reply, void *userdata,
-                                     sd_bus_error *error) {
-        return sd_bus_message_append(reply, "t", disk_of(userdata)->last_applied);
-}
-
-static int property_get_schedulers(sd_bus *bus, const char *path, const char *interface,
-                                   const char *property, sd_bus_message *reply, void *userdata,
-                                   sd_bus_error *error) {
-        const Disk *d = disk_of(userdata)->disk;
+static int property_get_schedulers(GETTER_ARGS) {
+        const Disk *d = ((const DiskObject *) userdata)->disk;
         return sd_bus_message_append_strv(reply, d ? d->schedulers : NULL);
 }
 
-/* The current value of an attribute of the table (attr.c): the property is named there. -1
- * when the kernel has no such file for this disk or the read failed (wbt_lat_usec fails with
- * EINVAL until wbt is set up). */
-static int property_get_attr(sd_bus *bus, const char *path, const char *interface,
-                             const char *property, sd_bus_message *reply, void *userdata,
-                             sd_bus_error *error) {
-        const Disk *d = disk_of(userdata)->disk;
-        int64_t v = -1;
-
-        for (AttrId id = 0; id < _ATTR_MAX; id++) {
-                const AttrInfo *a = attr_get(id);
-
-                if (!a->property || !streq(a->property, property) || a->kind == ATTR_KIND_SCHEDULER)
-                        continue;
-                if (d && d->attrs[id].err == 0)
-                        v = d->attrs[id].value.num;
-                break;
-        }
-        return sd_bus_message_append(reply, "x", v);
-}
-
-static int property_get_tunables(sd_bus *bus, const char *path, const char *interface,
-                                 const char *property, sd_bus_message *reply, void *userdata,
-                                 sd_bus_error *error) {
-        const Disk *d = disk_of(userdata)->disk;
+static int property_get_tunables(GETTER_ARGS) {
+        const Disk *d = ((const DiskObject *) userdata)->disk;
         int r;
 
         r = sd_bus_message_open_container(reply, 'a', "{ss}");
@@ -132,10 +78,8 @@ static int property_get_tunables(sd_bus *bus, const char *path, const char *inte
         return sd_bus_message_close_container(reply);
 }
 
-static int property_get_desired(sd_bus *bus, const char *path, const char *interface,
-                                const char *property, sd_bus_message *reply, void *userdata,
-                                sd_bus_error *error) {
-        const Resolved *res = disk_of(userdata)->resolved;
+static int property_get_desired(GETTER_ARGS) {
+        const Resolved *res = ((const DiskObject *) userdata)->resolved;
         int r;
 
         r = sd_bus_message_open_container(reply, 'a', "(ssssu)");
@@ -152,10 +96,8 @@ static int property_get_desired(sd_bus *bus, const char *path, const char *inter
         return sd_bus_message_close_container(reply);
 }
 
-static int property_get_rules(sd_bus *bus, const char *path, const char *interface,
-                              const char *property, sd_bus_message *reply, void *userdata,
-                              sd_bus_error *error) {
-        const Resolved *res = disk_of(userdata)->resolved;
+static int property_get_rules(GETTER_ARGS) {
+        const Resolved *res = ((const DiskObject *) userdata)->resolved;
         int r;
 
         r = sd_bus_message_open_container(reply, 'a', "(ssu)");
@@ -170,22 +112,15 @@ static int property_get_rules(sd_bus *bus, const char *path, const char *interfa
         return sd_bus_message_close_container(reply);
 }
 
-static int property_get_changes(sd_bus *bus, const char *path, const char *interface,
-                                const char *property, sd_bus_message *reply, void *userdata,
-                                sd_bus_error *error) {
-        const Plan *p = disk_of(userdata)->last_report;
+static int property_get_changes(GETTER_ARGS) {
+        char * const *l = ((const DiskObject *) userdata)->last_changes;
         int r;
 
         r = sd_bus_message_open_container(reply, 'a', "(sss)");
         if (r < 0)
                 return r;
-        for (size_t i = 0; p && i < p->n_actions; i++) {
-                const Action *a = &p->actions[i];
-
-                if (a->outcome != OUTCOME_WRITTEN)
-                        continue;
-                r = sd_bus_message_append(reply, "(sss)", a->key, strempty(a->current),
-                                          strempty(a->result ?: a->write));
+        for (size_t i = 0; l && l[i] && l[i + 1] && l[i + 2]; i += 3) {
+                r = sd_bus_message_append(reply, "(sss)", l[i], l[i + 1], l[i + 2]);
                 if (r < 0)
                         return r;
         }
@@ -194,47 +129,74 @@ static int property_get_changes(sd_bus *bus, const char *path, const char *inter
 
 #define EC SD_BUS_VTABLE_PROPERTY_EMITS_CHANGE
 
-const sd_bus_vtable disk_vtable[] = {
+/* Each property that emits changes, and the field of the dirty mask that it shows. */
+#define DISK_PROPERTIES(X)                                                              \
+        X("DevNum", "s", property_get_devnum, DISK_FIELD_DEVNUM)                        \
+        X("Model", "s", property_get_model, DISK_FIELD_MODEL)                           \
+        X("Vendor", "s", property_get_vendor, DISK_FIELD_VENDOR)                        \
+        X("Serial", "s", property_get_serial, DISK_FIELD_SERIAL)                        \
+        X("WWN", "s", property_get_wwn, DISK_FIELD_WWN)                                 \
+        X("Transport", "s", property_get_transport, DISK_FIELD_TRANSPORT)               \
+        X("Rotational", "b", property_get_rotational, DISK_FIELD_ROTATIONAL)            \
+        X("Removable", "b", property_get_removable, DISK_FIELD_REMOVABLE)               \
+        X("Zoned", "s", property_get_zoned, DISK_FIELD_ZONED)                           \
+        X("Queues", "u", property_get_queues, DISK_FIELD_QUEUES)                        \
+        X("SizeBytes", "t", property_get_size, DISK_FIELD_SIZE)                         \
+        X("Scheduler", "s", property_get_scheduler, DISK_FIELD_SCHEDULER)               \
+        X("AvailableSchedulers", "as", property_get_schedulers, DISK_FIELD_SCHEDULERS)  \
+        X("NrRequests", "x", property_get_nr_requests, DISK_FIELD_ATTR + ATTR_NR_REQUESTS) \
+        X("WbtLatUsec", "x", property_get_wbt_lat_usec, DISK_FIELD_ATTR + ATTR_WBT_LAT_USEC) \
+        X("ReadAheadKB", "x", property_get_read_ahead_kb, DISK_FIELD_ATTR + ATTR_READ_AHEAD_KB) \
+        X("MaxSectorsKB", "x", property_get_max_sectors_kb, DISK_FIELD_ATTR + ATTR_MAX_SECTORS_KB) \
+        X("RqAffinity", "x", property_get_rq_affinity, DISK_FIELD_ATTR + ATTR_RQ_AFFINITY) \
+        X("NoMerges", "x", property_get_nomerges, DISK_FIELD_ATTR + ATTR_NOMERGES)      \
+        X("AddRandom", "x", property_get_add_random, DISK_FIELD_ATTR + ATTR_ADD_RANDOM) \
+        X("IOStats", "x", property_get_iostats, DISK_FIELD_ATTR + ATTR_IOSTATS)         \
+        X("Tunables", "a{ss}", property_get_tunables, DISK_FIELD_TUNABLES)              \
+        X("IOCostQoS", "s", property_get_iocost_qos, DISK_FIELD_IOCOST_QOS)             \
+        X("IOCostModel", "s", property_get_iocost_model, DISK_FIELD_IOCOST_MODEL)       \
+        X("IOCostOtherWriter", "b", property_get_iocost_other_writer, DISK_FIELD_IOCOST_OTHER_WRITER) \
+        X("Desired", "a(ssssu)", property_get_desired, DISK_OBJECT_DESIRED)             \
+        X("MatchedRules", "a(ssu)", property_get_rules, DISK_OBJECT_RULES)              \
+        X("LastApplied", "t", NULL, DISK_OBJECT_LAST_APPLIED) /* offsetof below */         \
+        X("LastChanges", "a(sss)", property_get_changes, DISK_OBJECT_LAST_CHANGES)      \
+        X("LastError", "s", property_get_last_error, DISK_OBJECT_LAST_ERROR)
+
+static const sd_bus_vtable disk_vtable[] = {
         SD_BUS_VTABLE_START(0),
-        SD_BUS_PROPERTY("Name", "s", property_get_string, 0, SD_BUS_VTABLE_PROPERTY_CONST),
-        SD_BUS_PROPERTY("DevNum", "s", property_get_string, 0, EC),
-        SD_BUS_PROPERTY("Model", "s", property_get_string, 0, EC),
-        SD_BUS_PROPERTY("Vendor", "s", property_get_string, 0, EC),
-        SD_BUS_PROPERTY("Serial", "s", property_get_string, 0, EC),
-        SD_BUS_PROPERTY("WWN", "s", property_get_string, 0, EC),
-        SD_BUS_PROPERTY("Transport", "s", property_get_string, 0, EC),
-        SD_BUS_PROPERTY("Rotational", "b", property_get_bool, 0, EC),
-        SD_BUS_PROPERTY("Removable", "b", property_get_bool, 0, EC),
-        SD_BUS_PROPERTY("Zoned", "s", property_get_string, 0, EC),
-        SD_BUS_PROPERTY("Queues", "u", property_get_queues, 0, EC),
-        SD_BUS_PROPERTY("SizeBytes", "t", property_get_size, 0, EC),
-        SD_BUS_PROPERTY("Scheduler", "s", property_get_string, 0, EC),
-        SD_BUS_PROPERTY("AvailableSchedulers", "as", property_get_schedulers, 0, EC),
-        SD_BUS_PROPERTY("NrRequests", "x", property_get_attr, 0, EC),
-        SD_BUS_PROPERTY("WbtLatUsec", "x", property_get_attr, 0, EC),
-        SD_BUS_PROPERTY("ReadAheadKB", "x", property_get_attr, 0, EC),
-        SD_BUS_PROPERTY("MaxSectorsKB", "x", property_get_attr, 0, EC),
-        SD_BUS_PROPERTY("RqAffinity", "x", property_get_attr, 0, EC),
-        SD_BUS_PROPERTY("NoMerges", "x", property_get_attr, 0, EC),
-        SD_BUS_PROPERTY("AddRandom", "x", property_get_attr, 0, EC),
-        SD_BUS_PROPERTY("IOStats", "x", property_get_attr, 0, EC),
-        SD_BUS_PROPERTY("Tunables", "a{ss}", property_get_tunables, 0, EC),
-        SD_BUS_PROPERTY("IOCostQoS", "s", property_get_string, 0, EC),
-        SD_BUS_PROPERTY("IOCostModel", "s", property_get_string, 0, EC),
-        SD_BUS_PROPERTY("IOCostOtherWriter", "b", property_get_bool, 0, EC),
-        SD_BUS_PROPERTY("Desired", "a(ssssu)", property_get_desired, 0, EC),
-        SD_BUS_PROPERTY("MatchedRules", "a(ssu)", property_get_rules, 0, EC),
-        SD_BUS_PROPERTY("LastApplied", "t", property_get_last_applied, 0, EC),
-        SD_BUS_PROPERTY("LastChanges", "a(sss)", property_get_changes, 0, EC),
-        SD_BUS_PROPERTY("LastError", "s", property_get_string, 0, EC),
+        SD_BUS_PROPERTY("Name", "s", NULL, offsetof(DiskObject, name), SD_BUS_VTABLE_PROPERTY_CONST),
+/* The one getter-less property: LastApplied, read at its offset. */
+#define X(name, sig, getter, field) \
+        SD_BUS_PROPERTY(name, sig, getter, (unsigned) (field) == DISK_OBJECT_LAST_APPLIED ? \
+                        offsetof(DiskObject, last_applied) : 0, EC),
+        DISK_PROPERTIES(X)
+#undef X
         SD_BUS_VTABLE_END
 };
 
+static const struct {
+        const char *name;
+        unsigned field;
+} disk_property_fields[] = {
+#define X(name, sig, getter, field) { name, field },
+        DISK_PROPERTIES(X)
+#undef X
+};
+
+int disk_bus_path(const DiskObject *d, char **ret) {
+        assert(d && ret);
+        return sd_bus_path_encode(DISK_BUS_PATH_PREFIX, d->name, ret);
+}
+
 static int disk_find(sd_bus *bus, const char *path, const char *interface, void *userdata,
                      void **found, sd_bus_error *error) {
+        _cleanup_(freep) char *name = NULL;
         Manager *m = userdata;
-        DiskObject *d = manager_find_disk_by_path(m, path);
+        DiskObject *d;
 
+        if (sd_bus_path_decode(path, DISK_BUS_PATH_PREFIX, &name) <= 0)
+                return 0;
+        d = manager_find_disk(m, name);
         /* Unpublished (never read) disks are not on the bus yet. */
         if (!d || !d->disk)
                 return 0;
@@ -248,15 +210,18 @@ static int disk_enumerate(sd_bus *bus, const char *path, void *userdata, char **
         _cleanup_(strv_freep) char **l = NULL;
         int r;
 
-        l = calloc(1, sizeof(char *));
+        size_t n = 0;
+
+        l = calloc(m->n_disks + 1, sizeof(char *));
         if (!l)
                 return -ENOMEM;
         for (size_t i = 0; i < m->n_disks; i++) {
                 if (!m->disks[i]->disk)
                         continue;
-                r = strv_extend(&l, m->disks[i]->path);
+                r = disk_bus_path(m->disks[i], &l[n]);
                 if (r < 0)
                         return r;
+                n++;
         }
         *nodes = TAKE_PTR(l);
         return 1;
@@ -272,107 +237,48 @@ int disk_bus_register(Manager *m) {
         return sd_bus_add_node_enumerator(m->bus, NULL, DISK_BUS_PATH_PREFIX, disk_enumerate, m);
 }
 
-/* Render one property through its own getter: the text is what a client would see. */
-static char *render_property(DiskObject *d, const sd_bus_vtable *v) {
-        _cleanup_(sd_bus_message_unrefp) sd_bus_message *msg = NULL;
-        _cleanup_(freep) char *buf = NULL;
-        sd_bus_error error = SD_BUS_ERROR_NULL;
-        size_t size = 0;
-        FILE *f;
-        int r;
-
-        r = sd_bus_message_new_signal(d->manager->bus, &msg, d->path, DISK_BUS_INTERFACE, "Snapshot");
-        if (r < 0)
-                return NULL;
-        r = v->x.property.get(d->manager->bus, d->path, DISK_BUS_INTERFACE, v->x.property.member,
-                              msg, d, &error);
-        sd_bus_error_free(&error);
-        if (r < 0)
-                return NULL;
-        r = sd_bus_message_seal(msg, 1, 0);
-        if (r < 0)
-                return NULL;
-        f = open_memstream(&buf, &size);
-        if (!f)
-                return NULL;
-        r = sd_bus_message_dump(msg, f, 0);
-        if (fclose(f) != 0 || r < 0)
-                return NULL;
-        return TAKE_PTR(buf);
-}
-
-static bool vtable_emits(const sd_bus_vtable *v) {
-        return v->type == _SD_BUS_VTABLE_PROPERTY && (v->flags & SD_BUS_VTABLE_PROPERTY_EMITS_CHANGE);
-}
-
-char **disk_bus_snapshot(DiskObject *d) {
+void disk_bus_emit_changed(DiskObject *d) {
+        _cleanup_(freep) char *path = NULL;
+        const char *names[ELEMENTSOF(disk_property_fields) + 1];
         size_t n = 0;
-        char **l;
-
-        if (!d->manager->bus)
-                return NULL;
-        for (const sd_bus_vtable *v = disk_vtable; v->type != _SD_BUS_VTABLE_END; v++)
-                n += vtable_emits(v);
-        l = calloc(n + 1, sizeof(char *));
-        if (!l)
-                return NULL;
-        n = 0;
-        for (const sd_bus_vtable *v = disk_vtable; v->type != _SD_BUS_VTABLE_END; v++)
-                if (vtable_emits(v)) {
-                        l[n] = render_property(d, v);
-                        if (!l[n])
-                                l[n] = strdup("");      /* compares as changed */
-                        n++;
-                }
-        /* A NULL in the middle would end the list early: fill it. */
-        for (size_t i = 0; i < n; i++)
-                if (!l[i])
-                        return strv_free(l);
-        return l;
-}
-
-void disk_bus_emit_changed(DiskObject *d, char **before) {
-        _cleanup_(strv_freep) char **after = NULL, **names = NULL;
-        size_t i = 0;
         int r;
 
-        if (!d->manager->bus)
+        assert(d);
+        for (size_t i = 0; i < ELEMENTSOF(disk_property_fields); i++)
+                if (d->dirty & DISK_FIELD_BIT(disk_property_fields[i].field))
+                        names[n++] = disk_property_fields[i].name;
+        names[n] = NULL;
+        d->dirty = 0;
+        if (n == 0 || !d->manager->announcing)
                 return;
-        after = disk_bus_snapshot(d);
-        names = calloc(1, sizeof(char *));
-        if (!names)
-                return;
-        for (const sd_bus_vtable *v = disk_vtable; v->type != _SD_BUS_VTABLE_END; v++) {
-                if (!vtable_emits(v))
-                        continue;
-                if (!before || !after || !before[i] || !after[i] || !streq(before[i], after[i]))
-                        if (strv_extend(&names, v->x.property.member) < 0)
-                                return;
-                i++;
-        }
-        if (strv_isempty(names))
-                return;
-        r = sd_bus_emit_properties_changed_strv(d->manager->bus, d->path, DISK_BUS_INTERFACE, names);
+        r = disk_bus_path(d, &path);
+        if (r >= 0)
+                r = sd_bus_emit_properties_changed_strv(d->manager->bus, path, DISK_BUS_INTERFACE,
+                                                        (char **) names);
         if (r < 0)
                 log_debug_errno(r, "%s: cannot emit PropertiesChanged: %m", d->name);
 }
 
-void disk_bus_emit_added(DiskObject *d) {
+static void emit_object(DiskObject *d, bool added) {
+        _cleanup_(freep) char *path = NULL;
         int r;
 
-        if (!d->manager->bus)
+        assert(d);
+        if (!d->manager->announcing)
                 return;
-        r = sd_bus_emit_object_added(d->manager->bus, d->path);
+        r = disk_bus_path(d, &path);
+        if (r >= 0)
+                r = added ? sd_bus_emit_object_added(d->manager->bus, path) :
+                            sd_bus_emit_object_removed(d->manager->bus, path);
         if (r < 0)
-                log_debug_errno(r, "%s: cannot emit InterfacesAdded: %m", d->name);
+                log_debug_errno(r, "%s: cannot emit %s: %m", d->name,
+                                added ? "InterfacesAdded" : "InterfacesRemoved");
+}
+
+void disk_bus_emit_added(DiskObject *d) {
+        emit_object(d, true);
 }
 
 void disk_bus_emit_removed(DiskObject *d) {
-        int r;
-
-        if (!d->manager->bus)
-                return;
-        r = sd_bus_emit_object_removed(d->manager->bus, d->path);
-        if (r < 0)
-                log_debug_errno(r, "%s: cannot emit InterfacesRemoved: %m", d->name);
+        emit_object(d, false);
 }

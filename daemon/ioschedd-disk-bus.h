@@ -8,17 +8,19 @@
 #define DISK_BUS_INTERFACE "org.iosched1.Disk"
 #define DISK_BUS_PATH_PREFIX "/org/iosched1/disk"
 
-extern const sd_bus_vtable disk_vtable[];
-
 /**
  * disk_bus_register() - serve org.iosched1.Disk below DISK_BUS_PATH_PREFIX
  * Return: 0 or a negative errno.
  */
 int disk_bus_register(Manager *m);
 
-/* The values of the properties that emit changes, as text, to compare before and after. */
-char **disk_bus_snapshot(DiskObject *d);
-/* PropertiesChanged with the properties whose text differs from @before. */
-void disk_bus_emit_changed(DiskObject *d, char **before);
+/**
+ * disk_bus_path() - the object path of a disk: DISK_BUS_PATH_PREFIX/<escaped name>
+ * Return: 0 or a negative errno.
+ */
+int disk_bus_path(const DiskObject *d, char **ret);
+
+/* PropertiesChanged with the properties of d->dirty; clears it. */
+void disk_bus_emit_changed(DiskObject *d);
 void disk_bus_emit_added(DiskObject *d);
 void disk_bus_emit_removed(DiskObject *d);

@@ -1,4 +1,5 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
+#include <assert.h>
 #include <stdio.h>
 
 #include "conf.h"
@@ -7,11 +8,215 @@
 #include "ioschedd-manager-bus.h"
 #include "ioschedd-polkit.h"
 #include "log.h"
+#include "report.h"
 #include "util.h"
 
 /* Untrusted text goes into error messages only when it is short and printable. */
 static const char *shown(const char *s) {
         return s && string_is_printable(s, 64) ? s : "(not shown: too long or not printable)";
+}
+
+/*
+ * A method call waiting for its jobs: the manager tells its completion each result, and this
+ * file alone turns them into the reply.
+ */
+typedef struct Request {
+        Completion completion;
+        sd_bus_message *message;
+        bool one_disk;          /* a disk that went away is an error */
+        char *note;             /* prefix of an error reply (SetPolicy: where it was saved) */
+        unsigned n_failed, n_gone;
+        char *first_failure;
+} Request;
+
+static Request *request_of(Completion *c) {
+        return container_of(c, Request, completion);
+}
+
+static void request_free(Completion *c) {
+        Request *req = request_of(c);
+
+        sd_bus_message_unref(req->message);
+        free(req->first_failure);
+        free(req->note);
+        free(req);
+}
+
+static Request *request_unref(Request *req) {
+        if (req)
+                completion_unref(&req->completion);
+        return NULL;
+}
+DEFINE_TRIVIAL_CLEANUP_FUNC(Request *, request_unref);
+
+static void request_send(Request *req, int r) {
+        if (r < 0)
+                log_debug_errno(r, "Cannot send a reply: %m");
+        req->message = sd_bus_message_unref(req->message);
+}
+
+/* Apply, ApplyAll, Reload, SetPolicy, ResetPolicy: count what failed. */
+static void apply_job_done(Completion *c, const JobResult *res) {
+        Request *req = request_of(c);
+        ReportSummary sum;
+
+        report_summarize(res->report, &sum);
+        if (res->error < 0 && ERRNO_IS_GONE(res->error))
+                req->n_gone++;
+        else if (res->error < 0) {
+                req->n_failed++;
+                if (!req->first_failure)
+                        req->first_failure = strdup_printf("%s: %s", res->name, strerror(-res->error));
+        } else if (sum.gone)
+                req->n_gone++;
+        else if (sum.failed > 0) {
+                req->n_failed += sum.failed;
+                if (!req->first_failure)
+                        req->first_failure = strdup_printf("%s: %s: %s", res->name, sum.first_failure->key,
+                                                           strna(sum.first_failure->reason));
+        }
+}
+
+static void apply_done(Completion *c) {
+        Request *req = request_of(c);
+        sd_bus_message *call = req->message;
+
+        if (req->n_failed > 0)
+                request_send(req, sd_bus_reply_method_errorf(call, BUS_ERROR_WRITE_FAILED,
+                                                             "%s%u write(s) failed. First: %s",
+                                                             strempty(req->note), req->n_failed,
+                                                             strna(req->first_failure)));
+        else if (req->one_disk && req->n_gone > 0)
+                request_send(req, sd_bus_reply_method_errorf(call, BUS_ERROR_NO_SUCH_DISK,
+                                                             "%sthe disk went away.", strempty(req->note)));
+        else
+                request_send(req, sd_bus_reply_method_return(call, NULL));
+}
+
+/* End a reply's one array and send it. */
+static int reply_close_and_send(sd_bus_message *reply) {
+        int r = sd_bus_message_close_container(reply);
+
+        return r < 0 ? r : sd_bus_send(NULL, reply, NULL);
+}
+
+static int reply_plan(sd_bus_message *call, const Plan *plan) {
+        _cleanup_(sd_bus_message_unrefp) sd_bus_message *reply = NULL;
+        int r;
+
+        r = sd_bus_message_new_method_return(call, &reply);
+        if (r < 0)
+                return r;
+        r = sd_bus_message_open_container(reply, 'a', "(ssss)");
+        if (r < 0)
+                return r;
+        for (size_t i = 0; plan && i < plan->n_actions; i++) {
+                const Action *a = &plan->actions[i];
+
+                r = sd_bus_message_append(reply, "(ssss)", a->key, strempty(a->current),
+                                          strempty(a->desired), action_type_to_string(a->type));
+                if (r < 0)
+                        return r;
+        }
+        return reply_close_and_send(reply);
+}
+
+/* Plan: one job, whose plan is the reply. */
+static void plan_job_done(Completion *c, const JobResult *res) {
+        Request *req = request_of(c);
+
+        if (res->error < 0 && ERRNO_IS_GONE(res->error))
+                request_send(req, sd_bus_reply_method_errorf(req->message, BUS_ERROR_NO_SUCH_DISK,
+                                                             "Disk %s went away.", res->name));
+        else if (res->error < 0)
+                request_send(req, sd_bus_reply_method_errnof(req->message, res->error,
+                                                             "Cannot plan %s: %m", res->name));
+        else
+                request_send(req, reply_plan(req->message, res->report));
+}
+
+static void plan_done(Completion *c) {
+}
+
+static int request_new(sd_bus_message *msg, JobKind kind, bool one_disk, Request **ret) {
+        static const CompletionOps apply_ops = {
+                .job_done = apply_job_done, .done = apply_done, .free = request_free,
+        };
+        static const CompletionOps plan_ops = {
+                .job_done = plan_job_done, .done = plan_done, .free = request_free,
+        };
+        Request *req;
+
+        assert(msg && ret);
+        req = calloc(1, sizeof(Request));
+        if (!req)
+                return -ENOMEM;
+        completion_init(&req->completion, kind == JOB_PLAN ? &plan_ops : &apply_ops);
+        req->message = sd_bus_message_ref(msg);
+        req->one_disk = one_disk;
+        *ret = req;
+        return 0;
+}
+
+/* 1: go on; 0: polkit was asked and the call comes again with its answer; < 0: refused. */
+static int authorize(Manager *m, sd_bus_message *msg, const char *action, sd_bus_error *error) {
+        return bus_verify_polkit_async(msg, action, &m->polkit_registry, error);
+}
+
+/* Queue the apply of @d (NULL: every disk), after reading the configuration again when
+ * @reload, once polkit allows @action (NULL: allowed already); the reply is sent when the jobs
+ * are done. @saved: the drop-in SetPolicy or ResetPolicy just changed, for the error texts. */
+static int request_apply(Manager *m, sd_bus_message *msg, const char *action, DiskObject *d,
+                         bool reload, const char *saved, sd_bus_error *error) {
+        _cleanup_(request_unrefp) Request *req = NULL;
+        int r;
+
+        if (action) {
+                r = authorize(m, msg, action, error);
+                if (r <= 0)
+                        return r < 0 ? r : 1;
+        }
+        r = request_new(msg, JOB_APPLY, !!d, &req);
+        if (r < 0)
+                return r;
+        if (saved) {
+                req->note = strdup_printf("Saved to %s, but ", saved);
+                if (!req->note)
+                        return -ENOMEM;
+        }
+        if (reload)
+                r = manager_reload(m, &req->completion, d);
+        else if (d)
+                r = disk_object_queue(d, JOB_APPLY, NULL, &req->completion);
+        else
+                r = manager_queue_all(m, &req->completion);
+        if (r == -EBADMSG && saved)
+                return sd_bus_error_setf(error, BUS_ERROR_CONFIG_INVALID,
+                                         "%s is saved, but the configuration has errors, so the "
+                                         "previous policy stays in force. First: %s", saved,
+                                         m->config_errors[0]);
+        if (r == -EBADMSG)
+                return sd_bus_error_setf(error, BUS_ERROR_CONFIG_INVALID,
+                                         "The configuration has %zu error(s); the previous one stays "
+                                         "in force. First: %s", strv_length(m->config_errors),
+                                         m->config_errors[0]);
+        if (r < 0)
+                return r;
+        completion_arm(&req->completion);
+        return 1;
+}
+
+static int lookup_disk(Manager *m, const char *name, DiskObject **ret, sd_bus_error *error);
+
+/* The disk a method's first argument names. */
+static int read_disk(Manager *m, sd_bus_message *msg, DiskObject **ret, sd_bus_error *error) {
+        const char *name;
+        int r;
+
+        r = sd_bus_message_read(msg, "s", &name);
+        if (r < 0)
+                return r;
+        return lookup_disk(m, name, ret, error);
 }
 
 static int lookup_disk(Manager *m, const char *name, DiskObject **ret, sd_bus_error *error) {
@@ -41,15 +246,6 @@ static int property_get_config_errors(sd_bus *bus, const char *path, const char 
                                       sd_bus_error *error) {
         Manager *m = userdata;
         return sd_bus_message_append_strv(reply, m->config_errors);
-}
-
-static int property_get_counter(sd_bus *bus, const char *path, const char *interface,
-                                const char *property, sd_bus_message *reply, void *userdata,
-                                sd_bus_error *error) {
-        Manager *m = userdata;
-        uint64_t v = streq(property, "WritesDone") ? m->writes_done :
-                     streq(property, "WritesSkipped") ? m->writes_skipped : m->write_errors;
-        return sd_bus_message_append(reply, "t", v);
 }
 
 static int property_get_pending(sd_bus *bus, const char *path, const char *interface,
@@ -87,131 +283,70 @@ static int method_list_disks(sd_bus_message *msg, void *userdata, sd_bus_error *
         if (r < 0)
                 return r;
         for (size_t i = 0; i < m->n_disks; i++) {
+                _cleanup_(freep) char *path = NULL;
+
                 if (!sorted[i]->disk)
                         continue;       /* not read yet: not on the bus yet */
-                r = sd_bus_message_append(reply, "(so)", sorted[i]->name, sorted[i]->path);
+                r = disk_bus_path(sorted[i], &path);
+                if (r < 0)
+                        return r;
+                r = sd_bus_message_append(reply, "(so)", sorted[i]->name, path);
                 if (r < 0)
                         return r;
         }
-        r = sd_bus_message_close_container(reply);
-        if (r < 0)
-                return r;
-        return sd_bus_send(NULL, reply, NULL);
+        return reply_close_and_send(reply);
 }
 
 static int method_get_disk(sd_bus_message *msg, void *userdata, sd_bus_error *error) {
-        Manager *m = userdata;
-        const char *name;
+        _cleanup_(freep) char *path = NULL;
         DiskObject *d;
         int r;
 
-        r = sd_bus_message_read(msg, "s", &name);
+        r = read_disk(userdata, msg, &d, error);
         if (r < 0)
                 return r;
-        r = lookup_disk(m, name, &d, error);
+        r = disk_bus_path(d, &path);
         if (r < 0)
                 return r;
-        return sd_bus_reply_method_return(msg, "o", d->path);
+        return sd_bus_reply_method_return(msg, "o", path);
 }
 
 static int method_plan(sd_bus_message *msg, void *userdata, sd_bus_error *error) {
         _cleanup_(request_unrefp) Request *req = NULL;
         Manager *m = userdata;
-        const char *name;
         DiskObject *d;
         int r;
 
-        r = sd_bus_message_read(msg, "s", &name);
+        r = read_disk(m, msg, &d, error);
         if (r < 0)
                 return r;
-        r = lookup_disk(m, name, &d, error);
+        r = request_new(msg, JOB_PLAN, true, &req);
         if (r < 0)
                 return r;
-        req = request_new(REQUEST_PLAN, msg);
-        if (!req)
-                return -ENOMEM;
-        req->one_disk = true;
-        r = disk_object_queue(d, JOB_PLAN, NULL, req);
+        r = disk_object_queue(d, JOB_PLAN, NULL, &req->completion);
         if (r < 0)
                 return r;
+        completion_arm(&req->completion);
         return 1;
 }
 
 static int method_apply(sd_bus_message *msg, void *userdata, sd_bus_error *error) {
-        _cleanup_(request_unrefp) Request *req = NULL;
         Manager *m = userdata;
-        const char *name;
         DiskObject *d;
         int r;
 
-        r = sd_bus_message_read(msg, "s", &name);
+        r = read_disk(m, msg, &d, error);
         if (r < 0)
                 return r;
-        r = lookup_disk(m, name, &d, error);
-        if (r < 0)
-                return r;
-        r = bus_verify_polkit_async(msg, POLKIT_ACTION_APPLY, &m->polkit_registry, error);
-        if (r < 0)
-                return r;
-        if (r == 0)
-                return 1;
-
-        req = request_new(REQUEST_APPLY, msg);
-        if (!req)
-                return -ENOMEM;
-        req->one_disk = true;
-        r = disk_object_queue(d, JOB_APPLY, NULL, req);
-        if (r < 0)
-                return r;
-        request_maybe_reply(req);
-        return 1;
+        return request_apply(m, msg, POLKIT_ACTION_APPLY, d, false, NULL, error);
 }
 
 static int method_apply_all(sd_bus_message *msg, void *userdata, sd_bus_error *error) {
-        _cleanup_(request_unrefp) Request *req = NULL;
-        Manager *m = userdata;
-        int r;
-
-        r = bus_verify_polkit_async(msg, POLKIT_ACTION_APPLY, &m->polkit_registry, error);
-        if (r < 0)
-                return r;
-        if (r == 0)
-                return 1;
-
-        req = request_new(REQUEST_APPLY, msg);
-        if (!req)
-                return -ENOMEM;
-        r = manager_queue_all(m, req);
-        if (r < 0)
-                return r;
-        request_maybe_reply(req);
-        return 1;
+        return request_apply(userdata, msg, POLKIT_ACTION_APPLY, NULL, false, NULL, error);
 }
 
 static int method_reload(sd_bus_message *msg, void *userdata, sd_bus_error *error) {
-        _cleanup_(request_unrefp) Request *req = NULL;
-        Manager *m = userdata;
-        int r;
-
-        r = bus_verify_polkit_async(msg, POLKIT_ACTION_RELOAD, &m->polkit_registry, error);
-        if (r < 0)
-                return r;
-        if (r == 0)
-                return 1;
-
-        req = request_new(REQUEST_APPLY, msg);
-        if (!req)
-                return -ENOMEM;
-        r = manager_reload(m, req, NULL);
-        if (r == -EBADMSG)
-                return sd_bus_error_setf(error, BUS_ERROR_CONFIG_INVALID,
-                                         "The configuration has %zu error(s); the previous one stays "
-                                         "in force. First: %s", strv_length(m->config_errors),
-                                         m->config_errors[0]);
-        if (r < 0)
-                return r;
-        request_maybe_reply(req);
-        return 1;
+        return request_apply(userdata, msg, POLKIT_ACTION_RELOAD, NULL, true, NULL, error);
 }
 
 /* One setting of SetPolicy's a{sv}: the value as config text. Strings are taken as a config
@@ -386,126 +521,31 @@ int manager_bus_decode_settings(sd_bus_message *msg, char ***ret_keys, char ***r
         return 0;
 }
 
-/* Write (or remove) the disk's drop-in: the settings it has, overridden by @keys, less @remove. */
-static int persist_settings(Manager *m, DiskObject *d, char **keys, char **values, char **remove,
-                            bool runtime, char **ret_path, sd_bus_error *error) {
-        _cleanup_(freep) char *dir = NULL, *name = NULL, *path = NULL, *text = NULL;
-        _cleanup_(strv_freep) char **mk = NULL, **mv = NULL, **errors = NULL;
-        _cleanup_(policy_freep) Policy *old = NULL, *check = NULL;
-        _cleanup_(dropin_id_done) DropinId id = {};
+/* SetPolicy, ResetPolicy: only with drop-in directories, only once polkit allows it. 1: go on
+ * with @ret_dir, the drop-in directory; 0: polkit was asked; < 0: refused. */
+static int policy_change_begin(Manager *m, sd_bus_message *msg, bool runtime, const char *refusal,
+                               char **ret_dir, sd_bus_error *error) {
         int r;
 
-        dir = manager_dropin_dir(m, runtime);
-        if (!dir)
-                return -ENOMEM;
-        r = dropin_id_for_disk(d->disk, DROPIN_ID_WWN, &id);
-        if (r < 0)
+        if (manager_config_is_single_file(m))
+                return sd_bus_error_setf(error, BUS_ERROR_NOT_SUPPORTED,
+                                         "ioschedd runs on one configuration file (--config): %s",
+                                         refusal);
+        r = authorize(m, msg, POLKIT_ACTION_SET_POLICY, error);
+        if (r <= 0)
                 return r;
-        name = dropin_file_name(&id, runtime);
-        if (!name)
-                return -ENOMEM;
-        path = strdup_printf("%s/%s", dir, name);
-        mk = calloc(1, sizeof(char *));
-        mv = calloc(1, sizeof(char *));
-        old = policy_new();
-        errors = calloc(1, sizeof(char *));
-        if (!path || !mk || !mv || !old || !errors)
-                return -ENOMEM;
-
-        /* What the drop-in has now. A file edited into errors by hand is replaced. */
-        if (access(path, F_OK) >= 0) {
-                r = conf_load_file(path, old, &errors);
-                if (r == -ENOMEM)
-                        return r;
-                if (r < 0)
-                        log_warning("%s has errors; it is replaced by the settings given now.", path);
-        }
-        for (size_t i = 0; i < old->n_rules; i++) {
-                const Rule *rule = old->rules[i];
-
-                if (!streq(rule->name, DROPIN_RULE_NAME))
-                        continue;
-                for (size_t j = 0; j < rule->n_settings; j++) {
-                        const Setting *s = &rule->settings[j];
-
-                        if (strv_contains(keys, s->key) || strv_contains(remove, s->key) ||
-                            strv_contains(mk, s->key))
-                                continue;
-                        if (strv_extend(&mk, s->key) < 0 || strv_extend(&mv, s->text) < 0)
-                                return -ENOMEM;
-                }
-        }
-        for (size_t i = 0; keys[i]; i++)
-                if (strv_extend(&mk, keys[i]) < 0 || strv_extend(&mv, values[i]) < 0)
-                        return -ENOMEM;
-
-        if (strv_isempty(mk)) {
-                r = dropin_remove(dir, name);
-                if (r < 0)
-                        return sd_bus_error_setf(error, BUS_ERROR_PERSIST_FAILED,
-                                                 "Cannot remove %s: %s", path, strerror(-r));
-                log_info("%s: no settings left, removed %s.", d->name, path);
-                *ret_path = TAKE_PTR(path);
-                return 0;
-        }
-
-        r = dropin_render(&id, mk, mv, &text);
-        if (r < 0)
-                return r;
-        /* What we write must load: check it with the loader itself. */
-        check = policy_new();
-        if (!check)
-                return -ENOMEM;
-        r = conf_parse_text(text, strlen(text), path, check, &errors);
-        if (r < 0) {
-                log_error("Refusing to write a drop-in that does not load: %s",
-                          strv_isempty(errors) ? "?" : errors[strv_length(errors) - 1]);
-                return sd_bus_error_setf(error, BUS_ERROR_INVALID_SETTING,
-                                         "The settings do not make a valid drop-in.");
-        }
-        r = dropin_write_atomic(dir, name, text);
-        if (r < 0)
-                return sd_bus_error_setf(error, BUS_ERROR_PERSIST_FAILED, "Cannot write %s: %s", path,
-                                         strerror(-r));
-        log_info("%s: policy %s saved to %s.", d->name, runtime ? "until reboot" : "persistently", path);
-        *ret_path = TAKE_PTR(path);
-        return 0;
-}
-
-static int reload_for(Manager *m, sd_bus_message *msg, DiskObject *d, const char *path,
-                      sd_bus_error *error) {
-        _cleanup_(request_unrefp) Request *req = NULL;
-        int r;
-
-        req = request_new(REQUEST_APPLY, msg);
-        if (!req)
-                return -ENOMEM;
-        req->one_disk = true;
-        req->note = strdup_printf("Saved to %s, but ", path);
-        r = manager_reload(m, req, d);
-        if (r == -EBADMSG)
-                return sd_bus_error_setf(error, BUS_ERROR_CONFIG_INVALID,
-                                         "%s is saved, but the configuration has errors, so the "
-                                         "previous policy stays in force. First: %s", path,
-                                         m->config_errors[0]);
-        if (r < 0)
-                return r;
-        request_maybe_reply(req);
-        return 1;
+        *ret_dir = dropin_dir(m->config_root, runtime);
+        return *ret_dir ? 1 : -ENOMEM;
 }
 
 static int method_set_policy(sd_bus_message *msg, void *userdata, sd_bus_error *error) {
         _cleanup_(strv_freep) char **keys = NULL, **values = NULL, **remove = NULL;
-        _cleanup_(freep) char *path = NULL;
+        _cleanup_(freep) char *dir = NULL, *path = NULL;
         Manager *m = userdata;
-        const char *name;
         DiskObject *d;
         int runtime, r;
 
-        r = sd_bus_message_read(msg, "s", &name);
-        if (r < 0)
-                return r;
-        r = lookup_disk(m, name, &d, error);
+        r = read_disk(m, msg, &d, error);
         if (r < 0)
                 return r;
         r = manager_bus_decode_settings(msg, &keys, &values, &remove, error);
@@ -516,21 +556,20 @@ static int method_set_policy(sd_bus_message *msg, void *userdata, sd_bus_error *
                 return r;
         if (strv_isempty(keys) && strv_isempty(remove))
                 return sd_bus_error_setf(error, BUS_ERROR_INVALID_SETTING, "No settings given.");
-        if (manager_config_is_single_file(m))
-                return sd_bus_error_setf(error, BUS_ERROR_NOT_SUPPORTED,
-                                         "ioschedd runs on one configuration file (--config): "
-                                         "policy changes cannot be saved.");
+        r = policy_change_begin(m, msg, runtime, "policy changes cannot be saved.", &dir, error);
+        if (r <= 0)
+                return r < 0 ? r : 1;
 
-        r = bus_verify_polkit_async(msg, POLKIT_ACTION_SET_POLICY, &m->polkit_registry, error);
-        if (r < 0)
+        r = dropin_persist(dir, d->disk, keys, values, remove, runtime, &path);
+        if (r == -EBADMSG)
+                return sd_bus_error_setf(error, BUS_ERROR_INVALID_SETTING,
+                                         "The settings do not make a valid drop-in.");
+        if (r == -ENOMEM)
                 return r;
-        if (r == 0)
-                return 1;
-
-        r = persist_settings(m, d, keys, values, remove, runtime, &path, error);
         if (r < 0)
-                return r;
-        return reload_for(m, msg, d, path, error);
+                return sd_bus_error_setf(error, BUS_ERROR_PERSIST_FAILED, "Cannot save the policy in %s: %s",
+                                         dir, strerror(-r));
+        return request_apply(m, msg, NULL, d, true, path, error);
 }
 
 static int method_reset_policy(sd_bus_message *msg, void *userdata, sd_bus_error *error) {
@@ -546,46 +585,19 @@ static int method_reset_policy(sd_bus_message *msg, void *userdata, sd_bus_error
         r = lookup_disk(m, name, &d, error);
         if (r < 0)
                 return r;
-        if (manager_config_is_single_file(m))
-                return sd_bus_error_setf(error, BUS_ERROR_NOT_SUPPORTED,
-                                         "ioschedd runs on one configuration file (--config): "
-                                         "there is no saved policy to reset.");
-        r = bus_verify_polkit_async(msg, POLKIT_ACTION_SET_POLICY, &m->polkit_registry, error);
-        if (r < 0)
+        r = policy_change_begin(m, msg, runtime, "there is no saved policy to reset.", &dir, error);
+        if (r <= 0)
+                return r < 0 ? r : 1;
+
+        r = dropin_reset(dir, d->disk, runtime, &removed);
+        if (r == -ENOMEM)
                 return r;
+        if (r < 0)
+                return sd_bus_error_setf(error, BUS_ERROR_PERSIST_FAILED, "Cannot remove a drop-in of %s: %s",
+                                         dir, strerror(-r));
         if (r == 0)
-                return 1;
-
-        dir = manager_dropin_dir(m, runtime);
-        if (!dir)
-                return -ENOMEM;
-        /* Whichever identity the drop-in was written with (the disk may have shown its WWN
-         * only later): remove every one of this disk's. */
-        for (DropinIdKind k = 0; k < _DROPIN_ID_MAX; k++) {
-                _cleanup_(dropin_id_done) DropinId id = {};
-                _cleanup_(freep) char *fname = NULL;
-
-                r = dropin_id_for_disk(d->disk, k, &id);
-                if (r < 0)
-                        return r;
-                fname = dropin_file_name(&id, runtime);
-                if (!fname)
-                        return -ENOMEM;
-                r = dropin_remove(dir, fname);
-                if (r < 0)
-                        return sd_bus_error_setf(error, BUS_ERROR_PERSIST_FAILED, "Cannot remove %s/%s: %s",
-                                                 dir, fname, strerror(-r));
-                if (r > 0) {
-                        log_info("%s: removed %s/%s.", d->name, dir, fname);
-                        free(removed);
-                        removed = strdup_printf("%s/%s", dir, fname);
-                        if (!removed)
-                                return -ENOMEM;
-                }
-        }
-        if (!removed)
                 return sd_bus_reply_method_return(msg, NULL);   /* nothing to reset */
-        return reload_for(m, msg, d, removed, error);
+        return request_apply(m, msg, NULL, d, true, removed, error);
 }
 
 static int property_get_version(sd_bus *bus, const char *path, const char *interface,
@@ -596,14 +608,14 @@ static int property_get_version(sd_bus *bus, const char *path, const char *inter
 
 #define EC SD_BUS_VTABLE_PROPERTY_EMITS_CHANGE
 
-const sd_bus_vtable manager_vtable[] = {
+static const sd_bus_vtable manager_vtable[] = {
         SD_BUS_VTABLE_START(0),
         SD_BUS_PROPERTY("Version", "s", property_get_version, 0, SD_BUS_VTABLE_PROPERTY_CONST),
         SD_BUS_PROPERTY("ConfigFiles", "as", property_get_config_files, 0, EC),
         SD_BUS_PROPERTY("ConfigErrors", "as", property_get_config_errors, 0, EC),
-        SD_BUS_PROPERTY("WritesDone", "t", property_get_counter, 0, EC),
-        SD_BUS_PROPERTY("WritesSkipped", "t", property_get_counter, 0, EC),
-        SD_BUS_PROPERTY("WriteErrors", "t", property_get_counter, 0, EC),
+        SD_BUS_PROPERTY("WritesDone", "t", NULL, offsetof(Manager, writes_done), EC),
+        SD_BUS_PROPERTY("WritesSkipped", "t", NULL, offsetof(Manager, writes_skipped), EC),
+        SD_BUS_PROPERTY("WriteErrors", "t", NULL, offsetof(Manager, write_errors), EC),
         SD_BUS_PROPERTY("DisksPending", "u", property_get_pending, 0, 0),
 
         SD_BUS_METHOD_WITH_ARGS("ListDisks", SD_BUS_NO_ARGS, SD_BUS_RESULT("a(so)", disks),
@@ -647,69 +659,13 @@ void manager_bus_free(Manager *m) {
         m->polkit_registry = NULL;
 }
 
-static int reply_plan(sd_bus_message *call, const Job *j) {
-        _cleanup_(sd_bus_message_unrefp) sd_bus_message *reply = NULL;
-        int r;
-
-        r = sd_bus_message_new_method_return(call, &reply);
-        if (r < 0)
-                return r;
-        r = sd_bus_message_open_container(reply, 'a', "(ssss)");
-        if (r < 0)
-                return r;
-        for (size_t i = 0; j->report && i < j->report->n_actions; i++) {
-                const Action *a = &j->report->actions[i];
-
-                r = sd_bus_message_append(reply, "(ssss)", a->key, strempty(a->current),
-                                          strempty(a->desired), action_type_to_string(a->type));
-                if (r < 0)
-                        return r;
-        }
-        r = sd_bus_message_close_container(reply);
-        if (r < 0)
-                return r;
-        return sd_bus_send(NULL, reply, NULL);
-}
-
-void manager_bus_reply_request(Request *req, const Job *j) {
-        sd_bus_message *call = req->message;
-        int r;
-
-        if (!call)
-                return;
-        if (req->kind == REQUEST_PLAN) {
-                if (j->error < 0 && ERRNO_IS_GONE(j->error))
-                        r = sd_bus_reply_method_errorf(call, BUS_ERROR_NO_SUCH_DISK,
-                                                       "Disk %s went away.", j->name);
-                else if (j->error < 0)
-                        r = sd_bus_reply_method_errnof(call, j->error, "Cannot plan %s: %m", j->name);
-                else
-                        r = reply_plan(call, j);
-        } else if (req->n_failed > 0)
-                r = sd_bus_reply_method_errorf(call, BUS_ERROR_WRITE_FAILED,
-                                               "%s%u write(s) failed. First: %s",
-                                               strempty(req->note), req->n_failed,
-                                               strna(req->first_failure));
-        else if (req->one_disk && req->n_gone > 0)
-                r = sd_bus_reply_method_errorf(call, BUS_ERROR_NO_SUCH_DISK, "%sthe disk went away.",
-                                               strempty(req->note));
-        else
-                r = sd_bus_reply_method_return(call, NULL);
-        if (r < 0)
-                log_debug_errno(r, "Cannot send a reply: %m");
-}
-
 void manager_bus_emit_applied(Manager *m, DiskObject *d, const Plan *report) {
         _cleanup_(sd_bus_message_unrefp) sd_bus_message *sig = NULL;
-        bool any = false;
         int r;
 
-        if (!m->bus)
+        assert(m && d && report);
+        if (!m->announcing)
                 return;
-        for (size_t i = 0; i < report->n_actions; i++)
-                any = any || report->actions[i].outcome == OUTCOME_WRITTEN;
-        if (!any)
-                return;         /* nothing changed: no signal */
 
         r = sd_bus_message_new_signal(m->bus, &sig, MANAGER_BUS_PATH, MANAGER_BUS_INTERFACE, "Applied");
         if (r >= 0)
@@ -732,13 +688,13 @@ void manager_bus_emit_applied(Manager *m, DiskObject *d, const Plan *report) {
 }
 
 void manager_bus_emit_counters(Manager *m) {
-        if (m->bus)
+        if (m->announcing)
                 (void) sd_bus_emit_properties_changed(m->bus, MANAGER_BUS_PATH, MANAGER_BUS_INTERFACE,
                                                       "WritesDone", "WritesSkipped", "WriteErrors", NULL);
 }
 
 void manager_bus_emit_config(Manager *m) {
-        if (m->bus)
+        if (m->announcing)
                 (void) sd_bus_emit_properties_changed(m->bus, MANAGER_BUS_PATH, MANAGER_BUS_INTERFACE,
                                                       "ConfigFiles", "ConfigErrors", NULL);
 }

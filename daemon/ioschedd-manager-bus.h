@@ -26,8 +26,6 @@
 #define SETTINGS_MAX 64
 #define SETTING_VALUE_MAX 256
 
-extern const sd_bus_vtable manager_vtable[];
-
 /**
  * manager_bus_decode_settings() - decode SetPolicy's a{sv} of settings
  * @msg: the message, positioned at the a{sv}
@@ -50,13 +48,7 @@ int manager_bus_decode_settings(sd_bus_message *msg, char ***ret_keys, char ***r
 int manager_bus_register(Manager *m);
 void manager_bus_free(Manager *m);
 
-/**
- * manager_bus_reply_request() - answer a method call whose jobs are done
- * @r: the request
- * @job: for REQUEST_PLAN, the job with the plan; NULL otherwise
- */
-void manager_bus_reply_request(Request *r, const Job *job);
-
+/* Applied, for a report with at least one change. */
 void manager_bus_emit_applied(Manager *m, DiskObject *d, const Plan *report);
 void manager_bus_emit_counters(Manager *m);
 void manager_bus_emit_config(Manager *m);

@@ -1,11 +1,13 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 #include <assert.h>
 #include <limits.h>
+#include <malloc.h>
 #include <stddef.h>
 #include <stdio.h>
-#include <time.h>
 
 #include "conf.h"
+#include "engine.h"
+#include "hashmap.h"
 #include "ioschedd-disk-bus.h"
 #include "ioschedd-manager-bus.h"
 #include "ioschedd-manager.h"
@@ -14,7 +16,6 @@
 #include "sysfs.h"
 #include "util.h"
 
-#define container_of(ptr, type, member) ((type *) ((char *) (ptr) - offsetof(type, member)))
 
 Config *config_ref(Config *c) {
         if (c)
@@ -50,130 +51,88 @@ int manager_load_config(Manager *m, Config **ret) {
         return 0;
 }
 
-char *manager_dropin_dir(const Manager *m, bool runtime) {
-        const char *root = streq(m->config_root, "/") ? "" : m->config_root;
-        return strdup_printf("%s%s", root, runtime ? "/run/iosched.d" : "/etc/iosched.d");
+/* Completions */
+
+void completion_init(Completion *c, const CompletionOps *ops) {
+        assert(c && ops && ops->done);
+        *c = (Completion) { .ops = ops, .n_ref = 1 };
 }
 
-/* Requests */
+Completion *completion_ref(Completion *c) {
+        if (c)
+                c->n_ref++;
+        return c;
+}
 
-Request *request_new(RequestKind kind, sd_bus_message *message) {
-        Request *r = calloc(1, sizeof(Request));
-
-        if (!r)
+Completion *completion_unref(Completion *c) {
+        if (!c)
                 return NULL;
-        r->n_ref = 1;
-        r->kind = kind;
-        r->message = message ? sd_bus_message_ref(message) : NULL;
-        return r;
-}
-
-Request *request_ref(Request *r) {
-        if (r)
-                r->n_ref++;
-        return r;
-}
-
-Request *request_unref(Request *r) {
-        if (!r || --r->n_ref > 0)
-                return NULL;
-        sd_bus_message_unref(r->message);
-        free(r->first_failure);
-        free(r->note);
-        free(r);
+        assert(c->n_ref > 0);
+        if (--c->n_ref == 0 && c->ops->free)
+                c->ops->free(c);
         return NULL;
 }
 
-void request_maybe_reply(Request *r) {
-        if (r->n_pending > 0)
+static void completion_maybe_done(Completion *c) {
+        if (!c->armed || c->n_pending > 0)
                 return;
-        if (!r->message) {
-                if (r->on_done) {
-                        void (*cb)(void *) = r->on_done;
-
-                        r->on_done = NULL;
-                        cb(r->userdata);
-                }
-                return;
-        }
-        manager_bus_reply_request(r, NULL);
-        r->message = sd_bus_message_unref(r->message);
+        c->armed = false;       /* done once */
+        c->ops->done(c);
 }
 
-/* One job of a request is done. */
-static void request_job_done(Request *r, const Job *j) {
-        if (j->error < 0 && ERRNO_IS_GONE(j->error))
-                r->n_gone++;
-        else if (j->error < 0) {
-                r->n_failed++;
-                if (!r->first_failure)
-                        r->first_failure = strdup_printf("%s: %s", j->name, strerror(-j->error));
-        } else if (j->report && j->kind == JOB_APPLY)
-                for (size_t i = 0; i < j->report->n_actions; i++) {
-                        const Action *a = &j->report->actions[i];
+void completion_arm(Completion *c) {
+        assert(c);
+        c->armed = true;
+        completion_maybe_done(c);
+}
 
-                        if (a->outcome == OUTCOME_GONE) {
-                                r->n_gone++;
-                                break;
-                        }
-                        if (a->outcome != OUTCOME_FAILED)
-                                continue;
-                        r->n_failed++;
-                        if (!r->first_failure)
-                                r->first_failure = strdup_printf("%s: %s: %s", j->name, a->key,
-                                                                 strna(a->reason));
-                }
+static void completion_job_done(Completion *c, const JobResult *result) {
+        assert(c->n_pending > 0);
+        c->n_pending--;
+        if (c->ops->job_done)
+                c->ops->job_done(c, result);
+        completion_maybe_done(c);
+}
 
-        if (r->kind == REQUEST_PLAN && r->message) {
-                manager_bus_reply_request(r, j);
-                r->message = sd_bus_message_unref(r->message);
-        }
-        if (r->n_pending > 0)
-                r->n_pending--;
-        request_maybe_reply(r);
+static void completions_free(Completion **l, size_t n) {
+        for (size_t i = 0; i < n; i++)
+                completion_unref(l[i]);
+        free(l);
 }
 
 /* Disk objects */
+
+static DiskObject *disk_object_free(DiskObject *d);
+DEFINE_TRIVIAL_CLEANUP_FUNC(DiskObject *, disk_object_free);
 
 static DiskObject *disk_object_free(DiskObject *d) {
         if (!d)
                 return NULL;
         assert(!d->running);
-        for (int k = 0; k < _JOB_KIND_MAX; k++) {
-                for (size_t i = 0; i < d->n_want_requests[k]; i++)
-                        request_unref(d->want_requests[k][i]);
-                free(d->want_requests[k]);
-        }
+        for (int k = 0; k < _JOB_KIND_MAX; k++)
+                completions_free(d->want_waiting[k], d->n_want_waiting[k]);
         strv_free(d->want_props);
-        plan_free(d->last_report);
+        strv_free(d->last_changes);
         resolved_free(d->resolved);
         config_unref(d->config);
         disk_free(d->disk);
         free(d->last_error);
         free(d->name);
-        free(d->path);
         free(d);
         return NULL;
 }
 
 DiskObject *manager_find_disk(Manager *m, const char *name) {
-        for (size_t i = 0; i < m->n_disks; i++)
-                if (streq(m->disks[i]->name, name))
-                        return m->disks[i];
-        return NULL;
-}
-
-DiskObject *manager_find_disk_by_path(Manager *m, const char *path) {
-        for (size_t i = 0; i < m->n_disks; i++)
-                if (streq(m->disks[i]->path, path))
-                        return m->disks[i];
-        return NULL;
+        assert(m && name);
+        return hashmap_get(m->disks_by_name, name);
 }
 
 static int manager_add_disk(Manager *m, const char *name, DiskObject **ret) {
-        DiskObject *d, **a;
+        _cleanup_(disk_object_freep) DiskObject *d = NULL;
+        DiskObject **a;
         int r;
 
+        assert(m && name && !manager_find_disk(m, name));
         if (!disk_name_is_valid(name))
                 return -EINVAL;
         d = calloc(1, sizeof(DiskObject));
@@ -181,55 +140,53 @@ static int manager_add_disk(Manager *m, const char *name, DiskObject **ret) {
                 return -ENOMEM;
         d->manager = m;
         d->name = strdup(name);
-        if (!d->name) {
-                free(d);
+        if (!d->name)
                 return -ENOMEM;
+        if (m->n_disks == m->n_disks_allocated) {
+                size_t n = MAX(m->n_disks_allocated * 2, (size_t) 64);
+
+                a = reallocarray(m->disks, n, sizeof(DiskObject *));
+                if (!a)
+                        return -ENOMEM;
+                m->disks = a;
+                m->n_disks_allocated = n;
         }
-        r = sd_bus_path_encode(DISK_BUS_PATH_PREFIX, name, &d->path);
-        if (r < 0) {
-                disk_object_free(d);
+        r = hashmap_put(m->disks_by_name, d->name, d);
+        if (r < 0)
                 return r;
-        }
-        a = realloc(m->disks, sizeof(DiskObject *) * (m->n_disks + 1));
-        if (!a) {
-                disk_object_free(d);
-                return -ENOMEM;
-        }
-        m->disks = a;
+        d->index = m->n_disks;
         m->disks[m->n_disks++] = d;
-        *ret = d;
+        *ret = TAKE_PTR(d);
         return 0;
 }
 
 /* Answer what waits for work on a disk that is gone, without running it. */
 static void disk_object_drop_wants(DiskObject *d) {
         for (int k = 0; k < _JOB_KIND_MAX; k++) {
-                Job fake = { .kind = k, .name = d->name, .error = -ENODEV };
+                const JobResult gone = { .kind = k, .name = d->name, .error = -ENODEV };
+                Completion **l = TAKE_PTR(d->want_waiting[k]);
+                size_t n = d->n_want_waiting[k];
 
-                for (size_t i = 0; i < d->n_want_requests[k]; i++) {
-                        request_job_done(d->want_requests[k][i], &fake);
-                        request_unref(d->want_requests[k][i]);
-                }
-                d->want_requests[k] = mfree(d->want_requests[k]);
-                d->n_want_requests[k] = 0;
+                d->n_want_waiting[k] = 0;
                 d->want[k] = false;
+                for (size_t i = 0; i < n; i++)
+                        completion_job_done(l[i], &gone);
+                completions_free(l, n);
         }
 }
 
 static void manager_remove_disk(Manager *m, DiskObject *d) {
+        assert(m && d && !d->gone && m->disks[d->index] == d);
         if (d->disk) {
                 /* Published once it was read: take it off the bus (while it can still be
                  * found, so that InterfacesRemoved names its interfaces). */
                 disk_bus_emit_removed(d);
                 log_info("%s: removed.", d->name);
         }
-        for (size_t i = 0; i < m->n_disks; i++)
-                if (m->disks[i] == d) {
-                        memmove(m->disks + i, m->disks + i + 1,
-                                sizeof(DiskObject *) * (m->n_disks - i - 1));
-                        m->n_disks--;
-                        break;
-                }
+        (void) hashmap_remove(m->disks_by_name, d->name);
+        /* The order of m->disks means nothing: the last one takes the hole. */
+        m->disks[d->index] = m->disks[--m->n_disks];
+        m->disks[d->index]->index = d->index;
         d->gone = true;
         disk_object_drop_wants(d);
         if (!d->running)
@@ -241,9 +198,7 @@ static void manager_remove_disk(Manager *m, DiskObject *d) {
 static Job *job_free(Job *j) {
         if (!j)
                 return NULL;
-        for (size_t i = 0; i < j->n_requests; i++)
-                request_unref(j->requests[i]);
-        free(j->requests);
+        completions_free(j->waiting, j->n_waiting);
         free(j->name);
         strv_free(j->udev_props);
         config_unref(j->config);
@@ -326,9 +281,9 @@ static int disk_object_start_next(DiskObject *d) {
         }
         j->udev_props = TAKE_PTR(d->want_props);
         j->config = config_ref(m->config);
-        j->requests = TAKE_PTR(d->want_requests[kind]);
-        j->n_requests = d->n_want_requests[kind];
-        d->n_want_requests[kind] = 0;
+        j->waiting = TAKE_PTR(d->want_waiting[kind]);
+        j->n_waiting = d->n_want_waiting[kind];
+        d->n_want_waiting[kind] = 0;
         d->want[kind] = false;
         d->running = j;
 
@@ -341,44 +296,45 @@ static int disk_object_start_next(DiskObject *d) {
         return 0;
 }
 
-int disk_object_queue(DiskObject *d, JobKind kind, char * const *props, Request *request) {
+int disk_object_queue(DiskObject *d, JobKind kind, char * const *props, Completion *c) {
+        assert(d && kind >= 0 && kind < _JOB_KIND_MAX);
         if (d->gone)
                 return -ENODEV;
-        if (request) {
-                Request **a = realloc(d->want_requests[kind],
-                                      sizeof(Request *) * (d->n_want_requests[kind] + 1));
+        if (c) {
+                Completion **a = reallocarray(d->want_waiting[kind], d->n_want_waiting[kind] + 1,
+                                              sizeof(Completion *));
                 if (!a)
                         return -ENOMEM;
-                d->want_requests[kind] = a;
-                a[d->n_want_requests[kind]++] = request_ref(request);
-                request->n_pending++;
+                d->want_waiting[kind] = a;
+                a[d->n_want_waiting[kind]++] = completion_ref(c);
+                c->n_pending++;
         }
         if (props) {
-                char **c = strv_copy(props);
-                if (!c)
+                char **copy = strv_copy(props);
+                if (!copy)
                         return -ENOMEM;
                 strv_free(d->want_props);
-                d->want_props = c;
+                d->want_props = copy;
         }
         d->want[kind] = true;
         return disk_object_start_next(d);
 }
 
-int manager_queue_all(Manager *m, Request *request) {
+int manager_queue_all(Manager *m, Completion *c) {
         int r;
 
         for (size_t i = 0; i < m->n_disks; i++) {
-                r = disk_object_queue(m->disks[i], JOB_APPLY, NULL, request);
+                r = disk_object_queue(m->disks[i], JOB_APPLY, NULL, c);
                 if (r == -ENOMEM)
                         return r;
         }
         return 0;
 }
 
-static void log_report(const DiskObject *d, const Plan *report) {
+/* Said once in the daemon's life, not per disk and event. */
+static void log_iocost_once(const DiskObject *d, const Plan *report) {
         static bool told_two_writers, told_iocost_na;
 
-        /* Said once in the daemon's life, not per disk and event. */
         if (!told_two_writers && report_iocost_two_writers(d->disk, report)) {
                 log_warning("%s: systemd's 90-iocost.rules also writes io.cost.qos and io.cost.model for this "
                             "disk on every udev event; turn one of the two off (see iosched.conf(5)).", d->name);
@@ -388,104 +344,115 @@ static void log_report(const DiskObject *d, const Plan *report) {
                 if (report->actions[i].attr->file != ATTR_FILE_QUEUE &&
                     report->actions[i].outcome == OUTCOME_UNSUPPORTED && d->disk &&
                     d->disk->iocost[ATTR_FILE_IOCOST_QOS].err == -ENOENT) {
-                        log_notice("iocost.* keys are not applicable on this system: no cgroup v2 hierarchy "
-                                   "with the io controller.");
+                        log_full_errno(LOG_NOTICE, 0, "iocost.* keys are not applicable on this system: no "
+                                       "cgroup v2 hierarchy with the io controller.");
                         told_iocost_na = true;
                 }
+}
+
+/* What LastChanges shows of a report: each written action's key, old and new value. Kept
+ * instead of the report: most disks have nothing in it, and a report is a few hundred bytes. */
+static int report_changes(const Plan *report, char ***ret) {
+        _cleanup_(strv_freep) char **l = NULL;
 
         for (size_t i = 0; i < report->n_actions; i++) {
                 const Action *a = &report->actions[i];
 
-                /* One line per change, with the old and the new value: what an admin greps
-                 * the journal for. */
-                if (a->outcome == OUTCOME_WRITTEN)
-                        log_info("%s: %s %s -> %s (rule %s, %s:%u)", d->name, a->key,
-                                 strna(a->current), strna(a->result ?: a->write), a->rule,
-                                 a->file, a->line);
-                else if (a->outcome == OUTCOME_FAILED)
-                        log_warning("%s: %s: %s (rule %s, %s:%u)", d->name, a->key,
-                                    strna(a->reason), a->rule, a->file, a->line);
+                if (a->outcome != OUTCOME_WRITTEN)
+                        continue;
+                if (strv_extend(&l, a->key) < 0 || strv_extend(&l, strempty(a->current)) < 0 ||
+                    strv_extend(&l, strempty(a->result ?: a->write)) < 0)
+                        return -ENOMEM;
         }
+        *ret = TAKE_PTR(l);
+        return 0;
 }
 
-static char *report_first_failure(const Plan *report) {
-        for (size_t i = 0; i < report->n_actions; i++) {
-                const Action *a = &report->actions[i];
+static void disk_object_set_error(DiskObject *d, char *error) {
+        if (!streq_ptr(d->last_error, error))
+                d->dirty |= DISK_FIELD_BIT(DISK_OBJECT_LAST_ERROR);
+        free(d->last_error);
+        d->last_error = error;
+}
 
-                if (a->outcome == OUTCOME_FAILED)
-                        return strdup_printf("%s: %s", a->key, strna(a->reason));
+/* Swap in what a job read; mark what a client would see change. */
+static void disk_object_take_results(Manager *m, DiskObject *d, Job *j, const ReportSummary *sum) {
+        bool first = !d->disk;
+        uint64_t usec;
+
+        d->dirty |= disk_diff(d->disk, j->disk_read);
+        disk_free(d->disk);
+        d->disk = TAKE_PTR(j->disk_read);
+        if (!resolved_equal(d->resolved, j->resolved))
+                d->dirty |= DISK_FIELD_BIT(DISK_OBJECT_DESIRED) | DISK_FIELD_BIT(DISK_OBJECT_RULES);
+        resolved_free(d->resolved);
+        d->resolved = TAKE_PTR(j->resolved);
+        config_unref(d->config);
+        d->config = config_ref(j->config);
+
+        if (j->kind == JOB_APPLY) {
+                const Action *f = sum->first_failure;
+
+                report_log(d->name, j->report);
+                log_iocost_once(d, j->report);
+                if (sum->written > 0)
+                        manager_bus_emit_applied(m, d, j->report);
+                m->writes_done += j->stats.written;
+                m->writes_skipped += j->stats.skipped;
+                m->write_errors += j->stats.failed;
+                if (j->stats.written + j->stats.skipped + j->stats.failed > 0)
+                        m->counters_changed = true;
+                disk_object_set_error(d, f ? strdup_printf("%s: %s", f->key, strna(f->reason)) : NULL);
+                char **changes = NULL;
+
+                if (report_changes(j->report, &changes) < 0)
+                        log_oom();      /* LastChanges stays as it was */
+                else if (!strv_equal(d->last_changes, changes)) {
+                        d->dirty |= DISK_FIELD_BIT(DISK_OBJECT_LAST_CHANGES);
+                        strv_free(d->last_changes);
+                        d->last_changes = changes;
+                } else
+                        strv_free(changes);
+                if (sd_event_now(m->event, CLOCK_REALTIME, &usec) < 0)
+                        usec = now_usec();
+                d->last_applied = usec;
+                d->dirty |= DISK_FIELD_BIT(DISK_OBJECT_LAST_APPLIED);
         }
-        return NULL;
+        if (first) {
+                d->dirty = 0;   /* InterfacesAdded carries every property */
+                disk_bus_emit_added(d);
+        } else
+                disk_bus_emit_changed(d);
 }
 
-static bool report_is_gone(const Plan *report) {
-        for (size_t i = 0; i < report->n_actions; i++)
-                if (report->actions[i].outcome == OUTCOME_GONE)
-                        return true;
-        return false;
-}
-
-static void manager_check_initial(Manager *m);
-
-/* On the loop's thread: publish what a worker found. */
+/* On the loop's thread: publish what a worker found, tell who waits. */
 static void job_finished(Manager *m, Job *j) {
         DiskObject *d = j->disk;
-        _cleanup_(strv_freep) char **before = NULL;
-        bool gone = j->error < 0 ? ERRNO_IS_GONE(j->error) : (j->report && report_is_gone(j->report));
+        ReportSummary sum;
+        JobResult result;
+        bool gone;
 
-        assert(d->running == j);
+        assert(m && d->running == j);
         d->running = NULL;
+        report_summarize(j->report, &sum);
+        gone = j->error < 0 ? ERRNO_IS_GONE(j->error) : sum.gone;
         log_debug("%s: %s done in %llu ms (%u written, %u already right)%s", d->name,
                   j->kind == JOB_APPLY ? "apply" : "plan",
                   (unsigned long long) (j->usec_end - j->usec_start) / 1000, j->stats.written,
                   j->stats.skipped, j->error < 0 ? ", failed" : "");
 
-        if (!d->gone && !gone && j->error >= 0) {
-                bool first = !d->disk;
-
-                before = first ? NULL : disk_bus_snapshot(d);
-
-                disk_free(d->disk);
-                d->disk = TAKE_PTR(j->disk_read);
-                resolved_free(d->resolved);
-                d->resolved = TAKE_PTR(j->resolved);
-                config_unref(d->config);
-                d->config = config_ref(j->config);
-
-                if (j->kind == JOB_APPLY) {
-                        struct timespec ts;
-
-                        log_report(d, j->report);
-                        manager_bus_emit_applied(m, d, j->report);
-                        m->writes_done += j->stats.written;
-                        m->writes_skipped += j->stats.skipped;
-                        m->write_errors += j->stats.failed;
-                        if (j->stats.written + j->stats.skipped + j->stats.failed > 0)
-                                m->counters_changed = true;
-                        free(d->last_error);
-                        d->last_error = report_first_failure(j->report);
-                        /* The requests below still read the job's report: share it until
-                         * the job is freed. */
-                        plan_free(d->last_report);
-                        d->last_report = j->report;
-                        clock_gettime(CLOCK_REALTIME, &ts);
-                        d->last_applied = (uint64_t) ts.tv_sec * 1000000 + ts.tv_nsec / 1000;
-                }
-                if (first) {
-                        log_debug("%s: new disk, %s", d->name, d->path);
-                        disk_bus_emit_added(d);
-                } else
-                        disk_bus_emit_changed(d, before);
-        } else if (!d->gone && !gone) {
+        if (!d->gone && !gone && j->error >= 0)
+                disk_object_take_results(m, d, j, &sum);
+        else if (!d->gone && !gone) {
                 log_warning_errno(j->error, "%s: cannot read the disk: %m", d->name);
-                free(d->last_error);
-                d->last_error = strdup_printf("cannot read the disk: %s", strerror(-j->error));
+                disk_object_set_error(d, strdup_printf("cannot read the disk: %s", strerror(-j->error)));
+                if (d->disk)
+                        disk_bus_emit_changed(d);
         }
 
-        for (size_t i = 0; i < j->n_requests; i++)
-                request_job_done(j->requests[i], j);
-        if (!d->gone && d->last_report == j->report)
-                j->report = NULL;       /* now the disk's */
+        result = (JobResult) { .kind = j->kind, .name = j->name, .error = j->error, .report = j->report };
+        for (size_t i = 0; i < j->n_waiting; i++)
+                completion_job_done(j->waiting[i], &result);
 
         if (gone && !d->gone) {
                 log_debug("%s: gone while it was read or written.", d->name);
@@ -515,12 +482,11 @@ static int on_worker_done(sd_event_source *s, int fd, uint32_t revents, void *us
                 manager_bus_emit_counters(m);
                 m->counters_changed = false;
         }
-        manager_check_initial(m);
         return 0;
 }
 
 /* Rescan: after the monitor lost events, and at start. */
-static int manager_rescan(Manager *m, Request *request) {
+static int manager_rescan(Manager *m, Completion *c) {
         _cleanup_(sysfs_freep) Sysfs *s = NULL;
         _cleanup_(strv_freep) char **names = NULL;
         int r;
@@ -532,11 +498,7 @@ static int manager_rescan(Manager *m, Request *request) {
         if (r < 0)
                 return log_error_errno(r, "Cannot list disks: %m");
 
-        for (size_t i = m->n_disks; i > 0; i--) {
-                DiskObject *d = m->disks[i - 1];
-                if (!strv_contains(names, d->name))
-                        manager_remove_disk(m, d);
-        }
+        /* Mark what is still there; the others went away while events were lost. */
         for (char **n = names; *n; n++) {
                 DiskObject *d = manager_find_disk(m, *n);
 
@@ -545,10 +507,19 @@ static int manager_rescan(Manager *m, Request *request) {
                         if (r == -EINVAL)
                                 continue;
                         if (r < 0)
-                                return log_oom();
+                                return log_error_errno(r, "Cannot add disk %s: %m", *n);
                 }
+                d->seen = true;
         }
-        return manager_queue_all(m, request) < 0 ? log_oom() : 0;
+        for (size_t i = m->n_disks; i > 0; i--) {
+                DiskObject *d = m->disks[i - 1];
+
+                if (!d->seen)
+                        manager_remove_disk(m, d);
+                else
+                        d->seen = false;
+        }
+        return manager_queue_all(m, c) < 0 ? log_oom() : 0;
 }
 
 static int device_props(struct udev_device *dev, char ***ret) {
@@ -571,6 +542,31 @@ static int device_props(struct udev_device *dev, char ***ret) {
         }
         *ret = TAKE_PTR(l);
         return 0;
+}
+
+/*
+ * A kernel uevent reaches us before udev has run its rules for it (udev's own broadcast comes
+ * after them, a storm of hundreds of disks seconds later). When no rule matches on anything only
+ * udev knows (policy_needs_udev()), the disk resolves the same now as after udev: act at once.
+ * The job reads udev's database as it is (the identity udev gave the disk so far); udev's event
+ * queues the disk again, which finds it at policy and writes nothing. Removals wait for udev.
+ */
+static void manager_handle_kernel_device(Manager *m, struct udev_device *dev) {
+        const char *action = udev_device_get_action(dev), *name = udev_device_get_sysname(dev);
+        DiskObject *d;
+
+        if (!action || !name || !(streq(action, "add") || streq(action, "change")))
+                return;
+        if (!m->config || policy_needs_udev(m->config->policy) || !disk_name_is_valid(name))
+                return;
+        log_debug("%s: kernel uevent %s", name, action);
+        d = manager_find_disk(m, name);
+        if (!d && manager_add_disk(m, name, &d) < 0) {
+                log_oom();
+                return;
+        }
+        if (disk_object_queue(d, JOB_APPLY, NULL, NULL) == -ENOMEM)
+                log_oom();
 }
 
 static void manager_handle_device(Manager *m, struct udev_device *dev) {
@@ -620,10 +616,12 @@ static void manager_handle_device(Manager *m, struct udev_device *dev) {
 
 static int on_monitor(sd_event_source *s, int fd, uint32_t revents, void *userdata) {
         Manager *m = userdata;
+        bool kernel = m->kernel_monitor && fd == udev_monitor_get_fd(m->kernel_monitor);
+        struct udev_monitor *mon = kernel ? m->kernel_monitor : m->monitor;
 
         /* Take everything that is there: events for one disk coalesce into one job. */
         for (unsigned n = 0; n < 4096; n++) {
-                struct udev_device *dev = udev_monitor_receive_device(m->monitor);
+                struct udev_device *dev = udev_monitor_receive_device(mon);
 
                 if (!dev) {
                         if (errno == ENOBUFS) {
@@ -634,7 +632,10 @@ static int on_monitor(sd_event_source *s, int fd, uint32_t revents, void *userda
                         }
                         break;
                 }
-                manager_handle_device(m, dev);
+                if (kernel)
+                        manager_handle_kernel_device(m, dev);
+                else
+                        manager_handle_device(m, dev);
                 udev_device_unref(dev);
         }
         return 0;
@@ -670,22 +671,18 @@ static int on_verify(sd_event_source *s, uint64_t usec, void *userdata) {
         return 0;
 }
 
-static void initial_done(void *userdata) {
-        Manager *m = userdata;
+static void initial_done(Completion *c) {
+        Manager *m = container_of(c, Manager, initial);
 
-        m->initial_pass_done = true;
+        /* The first pass had every disk's job and reading in memory at once; what is kept is
+         * a fraction of that. Give the free pages in between back to the kernel. */
+        (void) malloc_trim(0);
+
+        if (m->on_initial_pass_done)
+                m->on_initial_pass_done(m);
 }
 
-static void manager_check_initial(Manager *m) {
-        if (m->initial_pass_done && m->on_initial_pass_done) {
-                void (*cb)(Manager *) = m->on_initial_pass_done;
-
-                m->on_initial_pass_done = NULL;
-                cb(m);
-        }
-}
-
-int manager_reload(Manager *m, Request *request, DiskObject *disk) {
+int manager_reload(Manager *m, Completion *waiting, DiskObject *disk) {
         _cleanup_(config_unrefp) Config *c = NULL;
         int r;
 
@@ -715,7 +712,7 @@ int manager_reload(Manager *m, Request *request, DiskObject *disk) {
 
         for (size_t i = 0; i < m->n_disks; i++) {
                 r = disk_object_queue(m->disks[i], JOB_APPLY, NULL,
-                                      !disk || m->disks[i] == disk ? request : NULL);
+                                      !disk || m->disks[i] == disk ? waiting : NULL);
                 if (r == -ENOMEM)
                         return log_oom();
         }
@@ -731,7 +728,11 @@ int manager_new(Manager **ret) {
         m->config_root = "/";
         m->n_workers = IOSCHEDD_WORKERS_DEFAULT;
         m->monitor_enabled = true;
+        m->kernel_events = true;
         m->monitor_buffer = IOSCHEDD_MONITOR_BUFFER;
+        m->disks_by_name = hashmap_new();
+        if (!m->disks_by_name)
+                return manager_free(m), -ENOMEM;
         *ret = m;
         return 0;
 }
@@ -741,7 +742,10 @@ Manager *manager_free(Manager *m) {
 
         if (!m)
                 return NULL;
+        if (m->marker_written)
+                (void) engine_marker_remove(m->runtime_dir);
         sd_event_source_unref(m->monitor_source);
+        sd_event_source_unref(m->kernel_monitor_source);
         sd_event_source_unref(m->worker_source);
         sd_event_source_unref(m->verify_source);
         if (m->pool) {
@@ -762,7 +766,9 @@ Manager *manager_free(Manager *m) {
                 disk_object_free(m->disks[i]);
         }
         free(m->disks);
+        hashmap_free(m->disks_by_name);
         udev_monitor_unref(m->monitor);
+        udev_monitor_unref(m->kernel_monitor);
         udev_unref(m->udev);
         manager_bus_free(m);
         sd_bus_flush_close_unref(m->bus);
@@ -773,31 +779,58 @@ Manager *manager_free(Manager *m) {
         return NULL;
 }
 
+/* A monitor of block disks: @source "udev" (after udev's rules, with its properties) or
+ * "kernel" (the kernel's uevents, before them). */
+static int manager_add_monitor(Manager *m, const char *source, struct udev_monitor **ret_monitor,
+                               sd_event_source **ret_source) {
+        struct udev_monitor *mon;
+        int r;
+
+        mon = *ret_monitor = udev_monitor_new_from_netlink(m->udev, source);
+        if (!mon)
+                return log_error_errno(errno ?: ENOMEM, "Cannot create a %s monitor: %m", source);
+        r = udev_monitor_filter_add_match_subsystem_devtype(mon, "block", "disk");
+        if (r < 0)
+                return log_error_errno(r, "Cannot filter the %s monitor: %m", source);
+        /* Storms of add events (hundreds of disks at once) must not overflow the socket; if
+         * they do anyway, ENOBUFS makes us read every disk again. */
+        r = udev_monitor_set_receive_buffer_size(mon, m->monitor_buffer);
+        if (r < 0)
+                log_warning_errno(r, "Cannot enlarge the %s monitor's buffer: %m", source);
+        r = udev_monitor_enable_receiving(mon);
+        if (r < 0)
+                return log_error_errno(r, "Cannot start the %s monitor: %m", source);
+        r = sd_event_add_io(m->event, ret_source, udev_monitor_get_fd(mon), EPOLLIN, on_monitor, m);
+        if (r < 0)
+                return log_error_errno(r, "Cannot watch the %s monitor: %m", source);
+        (void) sd_event_source_set_description(*ret_source, streq(source, "udev") ? "udev-monitor" :
+                                                                                   "kernel-monitor");
+        return 0;
+}
+
 static int manager_start_monitor(Manager *m) {
         int r;
 
         m->udev = udev_new();
         if (!m->udev)
                 return log_oom();
-        m->monitor = udev_monitor_new_from_netlink(m->udev, "udev");
-        if (!m->monitor)
-                return log_error_errno(errno ?: ENOMEM, "Cannot create a udev monitor: %m");
-        r = udev_monitor_filter_add_match_subsystem_devtype(m->monitor, "block", "disk");
+        r = manager_add_monitor(m, "udev", &m->monitor, &m->monitor_source);
         if (r < 0)
-                return log_error_errno(r, "Cannot filter the udev monitor: %m");
-        /* Storms of add events (hundreds of disks at once) must not overflow the socket; if
-         * they do anyway, ENOBUFS makes us read every disk again. */
-        r = udev_monitor_set_receive_buffer_size(m->monitor, m->monitor_buffer);
-        if (r < 0)
-                log_warning_errno(r, "Cannot enlarge the udev monitor's buffer: %m");
-        r = udev_monitor_enable_receiving(m->monitor);
-        if (r < 0)
-                return log_error_errno(r, "Cannot start the udev monitor: %m");
-        r = sd_event_add_io(m->event, &m->monitor_source, udev_monitor_get_fd(m->monitor), EPOLLIN,
-                            on_monitor, m);
-        if (r < 0)
-                return log_error_errno(r, "Cannot watch the udev monitor: %m");
-        (void) sd_event_source_set_description(m->monitor_source, "udev-monitor");
+                return r;
+        if (m->kernel_events) {
+                r = manager_add_monitor(m, "kernel", &m->kernel_monitor, &m->kernel_monitor_source);
+                if (r < 0)
+                        return r;
+        }
+
+        /* From now on every event reaches us: the udev rule's helper may step aside. */
+        if (m->runtime_dir) {
+                r = engine_marker_write(m->runtime_dir);
+                if (r < 0)
+                        log_warning_errno(r, "Cannot write %s/%s, the udev rule keeps acting too: %m",
+                                          m->runtime_dir, ENGINE_MARKER);
+                m->marker_written = r >= 0;
+        }
         return 0;
 }
 
@@ -806,7 +839,7 @@ int manager_start(Manager *m) {
                 .thread_init = worker_thread_init,
                 .thread_done = worker_thread_done,
         };
-        _cleanup_(request_unrefp) Request *initial = NULL;
+        static const CompletionOps initial_ops = { .done = initial_done };
         int r;
 
         r = manager_load_config(m, &m->config);
@@ -847,15 +880,10 @@ int manager_start(Manager *m) {
         }
 
         /* The initial pass: every disk read and brought to its policy. */
-        initial = request_new(REQUEST_APPLY, NULL);
-        if (!initial)
-                return log_oom();
-        initial->on_done = initial_done;
-        initial->userdata = m;
-        r = manager_rescan(m, initial);
+        completion_init(&m->initial, &initial_ops);
+        r = manager_rescan(m, &m->initial);
         if (r < 0)
                 return r;
-        request_maybe_reply(initial);
-        manager_check_initial(m);
+        completion_arm(&m->initial);
         return 0;
 }

@@ -7,6 +7,7 @@
 
 #include "apply.h"
 #include "disk.h"
+#include "hashmap.h"
 #include "ioschedd-worker.h"
 #include "plan.h"
 #include "policy.h"
@@ -17,7 +18,6 @@
 typedef struct Manager Manager;
 typedef struct DiskObject DiskObject;
 typedef struct Job Job;
-typedef struct Request Request;
 
 /* A loaded configuration. Resolved settings point into its rules, so a disk keeps a
  * reference to the one its Resolved came from. Only the event loop's thread touches the
@@ -38,25 +38,39 @@ typedef enum JobKind {
         _JOB_KIND_MAX,
 } JobKind;
 
-typedef enum RequestKind {
-        REQUEST_APPLY,          /* Apply, ApplyAll, SetPolicy, ResetPolicy: reply when done */
-        REQUEST_PLAN,           /* Plan: reply with the plan */
-} RequestKind;
+/* What a job found, reported to whoever waits for it. */
+typedef struct JobResult {
+        JobKind kind;
+        const char *name;       /* the disk */
+        int error;              /* the disk could not be read; ERRNO_IS_GONE(): it went away */
+        const Plan *report;     /* JOB_APPLY: the outcomes; JOB_PLAN: the plan; NULL on error */
+} JobResult;
 
-/* A D-Bus method call waiting for the jobs it started. */
-struct Request {
+typedef struct Completion Completion;
+
+typedef struct CompletionOps {
+        void (*job_done)(Completion *c, const JobResult *result);       /* each job; optional */
+        void (*done)(Completion *c);    /* once: armed and no job pending */
+        void (*free)(Completion *c);    /* the last reference is gone; optional */
+} CompletionOps;
+
+/*
+ * Something that waits for jobs: a D-Bus method call (the bus layer embeds it in its own
+ * request), the first pass. Its owner made it and turns the results into replies; the
+ * manager only reports to it: a result per job, then done.
+ */
+struct Completion {
+        const CompletionOps *ops;
         unsigned n_ref;
-        RequestKind kind;
-        sd_bus_message *message;
-        unsigned n_pending;
-        unsigned n_failed;      /* writes that failed */
-        unsigned n_gone;        /* disks that went away */
-        char *first_failure;
-        bool one_disk;          /* a disk that went away is an error */
-        char *note;             /* prefix of an error reply (SetPolicy: where it was written) */
-        void (*on_done)(void *userdata);        /* for requests without a message */
-        void *userdata;
+        unsigned n_pending;     /* jobs queued for it and not done */
+        bool armed;             /* every job is queued: done may come */
 };
+
+void completion_init(Completion *c, const CompletionOps *ops);
+Completion *completion_ref(Completion *c);
+Completion *completion_unref(Completion *c);
+/* Every job is queued: done now if none is pending, else when the last one is. */
+void completion_arm(Completion *c);
 
 struct Job {
         WorkItem item;
@@ -65,8 +79,8 @@ struct Job {
         char *name;
         char **udev_props;      /* "KEY=value" from the uevent; NULL: read udev's database */
         Config *config;
-        Request **requests;     /* answered when the job is done */
-        size_t n_requests;
+        Completion **waiting;   /* told when the job is done */
+        size_t n_waiting;
 
         /* Results, written by the worker. */
         int error;
@@ -77,26 +91,38 @@ struct Job {
         uint64_t usec_start, usec_end;
 };
 
+/* A disk object's own fields, after the Disk's in its dirty mask. */
+enum {
+        DISK_OBJECT_DESIRED = _DISK_FIELD_MAX,
+        DISK_OBJECT_RULES,
+        DISK_OBJECT_LAST_APPLIED,
+        DISK_OBJECT_LAST_CHANGES,
+        DISK_OBJECT_LAST_ERROR,
+        _DISK_OBJECT_FIELD_MAX,
+};
+
 struct DiskObject {
         Manager *manager;
         char *name;
-        char *path;             /* D-Bus object path */
+        size_t index;           /* in Manager.disks */
         bool gone;              /* removed from the manager; freed when its job returns */
+        bool seen;              /* by a rescan */              /* removed from the manager; freed when its job returns */
 
         /* As last read by a worker; NULL before the first read. */
         Disk *disk;
         Config *config;
         Resolved *resolved;
-        Plan *last_report;
+        char **last_changes;    /* of the last apply: key, old value, new value, key, ... */
         uint64_t last_applied;  /* CLOCK_REALTIME usec of the last apply, 0 never */
         char *last_error;
+        uint64_t dirty;         /* DISK_FIELD_BIT()s and DISK_OBJECT_*: changed, not yet emitted */
 
         Job *running;
         /* Coalesced work for when the running job is done. */
         bool want[_JOB_KIND_MAX];
         char **want_props;
-        Request **want_requests[_JOB_KIND_MAX];
-        size_t n_want_requests[_JOB_KIND_MAX];
+        Completion **want_waiting[_JOB_KIND_MAX];
+        size_t n_want_waiting[_JOB_KIND_MAX];
 };
 
 struct Manager {
@@ -104,29 +130,38 @@ struct Manager {
         sd_bus *bus;
         struct udev *udev;
         struct udev_monitor *monitor;
-        sd_event_source *monitor_source, *worker_source, *verify_source;
+        struct udev_monitor *kernel_monitor;    /* the kernel's uevents, before udev's rules */
+        sd_event_source *monitor_source, *kernel_monitor_source, *worker_source, *verify_source;
         WorkerPool *pool;
 
         const char *sysfs_root;         /* "/" */
         const char *config_root;        /* "/" */
         const char *config_file;        /* --config: this file alone */
+        const char *runtime_dir;        /* the engine marker's directory (engine.h) */
+        bool marker_written;
         unsigned n_workers;
         uint64_t verify_usec;           /* 0: off */
         bool monitor_enabled;
+        bool kernel_events;             /* act on the kernel's uevents too (when the policy allows) */
         int monitor_buffer;             /* receive buffer of the udev monitor, bytes */
 
         Config *config;
         char **config_errors;           /* of the last load, whether or not it took effect */
 
-        DiskObject **disks;
-        size_t n_disks;
+        DiskObject **disks;             /* in no order */
+        size_t n_disks, n_disks_allocated;
+        Hashmap *disks_by_name;
 
         uint64_t writes_done, writes_skipped, write_errors;
         bool counters_changed;
 
         void *polkit_registry;
-        bool initial_pass_done;
-        unsigned initial_pending;
+        /* Signals go out: set when the bus name is ours. Before, nobody who listens to
+         * org.iosched1 could receive them, and the first pass over thousands of disks would
+         * queue an InterfacesAdded for each (megabytes, and a third of the pass). A client
+         * that sees the name reads the objects (GetManagedObjects). */
+        bool announcing;
+        Completion initial;             /* the first pass */
         void (*on_initial_pass_done)(Manager *m);
 };
 
@@ -152,42 +187,31 @@ int manager_load_config(Manager *m, Config **ret);
 /**
  * manager_reload() - read the configuration again and apply it to every disk
  * @m: the manager
- * @request: waits for the apply of @disk, may be NULL
- * @disk: the disk @request waits for; NULL for every disk
+ * @c: waits for the apply of @disk, may be NULL
+ * @disk: the disk @c waits for; NULL for every disk
  *
  * A configuration with errors is rejected whole: the previous one stays in force and the
  * errors are published in ConfigErrors.
  *
  * Return: 0, -EBADMSG when the configuration has errors, -ENOMEM.
  */
-int manager_reload(Manager *m, Request *request, DiskObject *disk);
+int manager_reload(Manager *m, Completion *c, DiskObject *disk);
 
 /* True when SetPolicy cannot persist anything: the daemon runs on --config FILE alone. */
 bool manager_config_is_single_file(const Manager *m);
 
 DiskObject *manager_find_disk(Manager *m, const char *name);
-DiskObject *manager_find_disk_by_path(Manager *m, const char *path);
 
 /**
  * disk_object_queue() - ask for work on a disk; coalesced with what is already asked
  * @d: the disk
  * @kind: apply or plan
  * @props: the uevent's properties (copied), or NULL
- * @request: answered when the work is done, may be NULL
+ * @c: told when the work is done, may be NULL
  *
- * Return: 0 or -ENOMEM.
+ * Return: 0, -ENODEV for a disk that is gone, -ENOMEM.
  */
-int disk_object_queue(DiskObject *d, JobKind kind, char * const *props, Request *request);
+int disk_object_queue(DiskObject *d, JobKind kind, char * const *props, Completion *c);
 
-/* Queue an apply of every disk; each job also answers @request if given. */
-int manager_queue_all(Manager *m, Request *request);
-
-Request *request_new(RequestKind kind, sd_bus_message *message);
-Request *request_ref(Request *r);
-Request *request_unref(Request *r);
-DEFINE_TRIVIAL_CLEANUP_FUNC(Request *, request_unref);
-/* Send the reply once nothing is pending; call after queueing the request's jobs. */
-void request_maybe_reply(Request *r);
-
-/* Path of the drop-in directory (persistent or runtime) under the config root. */
-char *manager_dropin_dir(const Manager *m, bool runtime);
+/* Queue an apply of every disk; @c, if given, waits for each. */
+int manager_queue_all(Manager *m, Completion *c);

@@ -3,24 +3,28 @@
  * ioschedd: keeps every disk at its I/O policy, driven by udev events, and serves the policy
  * and its state on the system bus as org.iosched1.
  */
-#include <getopt.h>
+#include <malloc.h>
 #include <signal.h>
 #include <stdio.h>
 #include <systemd/sd-daemon.h>
 
+#include "cli.h"
+#include "engine.h"
 #include "ioschedd-manager-bus.h"
 #include "ioschedd-manager.h"
 #include "log.h"
 #include "util.h"
 
+
 static struct {
-        const char *config, *root, *config_root;
+        const char *config, *root, *config_root, *runtime_dir;
         uint64_t verify_usec;
         unsigned workers;
         int monitor_buffer;
         int log_level;
-        bool no_monitor;
-} arg = { .root = "/", .config_root = "/", .workers = IOSCHEDD_WORKERS_DEFAULT,
+        bool no_monitor, no_kernel_events;
+} arg = { .root = "/", .config_root = "/", .runtime_dir = ENGINE_RUNTIME_DIR,
+          .workers = IOSCHEDD_WORKERS_DEFAULT,
           .monitor_buffer = IOSCHEDD_MONITOR_BUFFER, .log_level = -1 };
 
 static void help(void) {
@@ -33,41 +37,47 @@ static void help(void) {
                "     --config-root=DIR      Read /etc/iosched.conf and the drop-in directories\n"
                "                            below DIR, and save SetPolicy drop-ins there\n"
                "     --root=DIR             Use DIR as the root for /sys and /run/udev\n"
+               "     --runtime-dir=DIR      Announce in DIR that ioschedd handles udev events,\n"
+               "                            so that the udev rule steps aside (default %s)\n"
                "     --verify-interval=SEC  Read every disk again every SEC seconds and restore\n"
                "                            what drifted (0, the default: never)\n"
                "     --workers=N            At most N sysfs writes in flight (default %d)\n"
                "     --log-level=LEVEL      err, warning, notice, info (default), debug\n"
                "     --no-monitor           Do not listen to udev events (tests)\n"
+               "     --no-kernel-events     Wait for udev's event even when the policy matches\n"
+               "                            nothing only udev knows (model, serial, ...)\n"
                "     --monitor-buffer=BYTES The udev monitor's receive buffer (default 128 MiB;\n"
                "                            tests make it small to provoke lost events)\n\n"
                "The bus is the system bus, or $DBUS_SYSTEM_BUS_ADDRESS. Ready (sd_notify READY=1,\n"
                "and the name org.iosched1 taken) once every disk went through its first pass.\n"
                "SIGHUP reloads the configuration, like the Reload method.\n",
-               program_invocation_short_name, IOSCHEDD_WORKERS_DEFAULT);
+               program_invocation_short_name, ENGINE_RUNTIME_DIR, IOSCHEDD_WORKERS_DEFAULT);
 }
 
 static int parse_argv(int argc, char *argv[]) {
         enum {
-                ARG_VERSION = 0x100,
-                ARG_CONFIG,
+                ARG_CONFIG = _CLI_ARG_FIRST,
                 ARG_CONFIG_ROOT,
                 ARG_ROOT,
+                ARG_RUNTIME_DIR,
                 ARG_VERIFY,
                 ARG_WORKERS,
                 ARG_LOG_LEVEL,
                 ARG_NO_MONITOR,
+                ARG_NO_KERNEL_EVENTS,
                 ARG_MONITOR_BUFFER,
         };
         static const struct option options[] = {
-                { "help", no_argument, NULL, 'h' },
-                { "version", no_argument, NULL, ARG_VERSION },
+                CLI_OPTIONS_COMMON,
                 { "config", required_argument, NULL, ARG_CONFIG },
                 { "config-root", required_argument, NULL, ARG_CONFIG_ROOT },
                 { "root", required_argument, NULL, ARG_ROOT },
+                { "runtime-dir", required_argument, NULL, ARG_RUNTIME_DIR },
                 { "verify-interval", required_argument, NULL, ARG_VERIFY },
                 { "workers", required_argument, NULL, ARG_WORKERS },
                 { "log-level", required_argument, NULL, ARG_LOG_LEVEL },
                 { "no-monitor", no_argument, NULL, ARG_NO_MONITOR },
+                { "no-kernel-events", no_argument, NULL, ARG_NO_KERNEL_EVENTS },
                 { "monitor-buffer", required_argument, NULL, ARG_MONITOR_BUFFER },
                 {}
         };
@@ -76,12 +86,7 @@ static int parse_argv(int argc, char *argv[]) {
 
         while ((c = getopt_long(argc, argv, "h", options, NULL)) >= 0)
                 switch (c) {
-                case 'h':
-                        help();
-                        return 0;
-                case ARG_VERSION:
-                        puts("iosched " IOSCHED_VERSION);
-                        return 0;
+                CLI_CASES_COMMON(help);
                 case ARG_CONFIG:
                         arg.config = optarg;
                         break;
@@ -90,6 +95,9 @@ static int parse_argv(int argc, char *argv[]) {
                         break;
                 case ARG_ROOT:
                         arg.root = optarg;
+                        break;
+                case ARG_RUNTIME_DIR:
+                        arg.runtime_dir = optarg;
                         break;
                 case ARG_VERIFY:
                         r = safe_atoi64(optarg, 0, 7 * 24 * 3600, &v);
@@ -116,6 +124,9 @@ static int parse_argv(int argc, char *argv[]) {
                         break;
                 case ARG_NO_MONITOR:
                         arg.no_monitor = true;
+                        break;
+                case ARG_NO_KERNEL_EVENTS:
+                        arg.no_kernel_events = true;
                         break;
                 case ARG_MONITOR_BUFFER:
                         r = safe_atoi64(optarg, 1024, 1024 * 1024 * 1024, &v);
@@ -157,6 +168,7 @@ static int on_name_acquired(sd_bus_message *reply, void *userdata, sd_bus_error 
                 sd_event_exit(m->event, EXIT_FAILURE);
                 return 0;
         }
+        m->announcing = true;
         log_info("Ready: %zu disks, bus name %s.", m->n_disks, MANAGER_BUS_NAME);
         (void) sd_notify(false, "READY=1");
         notify_status(m);
@@ -175,15 +187,6 @@ static void on_initial_pass_done(Manager *m) {
         }
 }
 
-static int on_sigterm(sd_event_source *s, const struct signalfd_siginfo *si, void *userdata) {
-        Manager *m = userdata;
-
-        log_info("Stopping.");
-        (void) sd_notify(false, "STOPPING=1");
-        sd_event_exit(m->event, 0);
-        return 0;
-}
-
 static int on_sighup(sd_event_source *s, const struct signalfd_siginfo *si, void *userdata) {
         Manager *m = userdata;
 
@@ -196,23 +199,20 @@ static int on_sighup(sd_event_source *s, const struct signalfd_siginfo *si, void
 
 static int run(int argc, char *argv[]) {
         _cleanup_(manager_freep) Manager *m = NULL;
-        sd_event_source *src;
-        sigset_t mask;
+        _cleanup_(sd_event_source_unrefp) sd_event_source *sighup = NULL;
         int r;
 
         log_set_prefix("ioschedd");
         r = parse_argv(argc, argv);
         if (r <= 0)
-                return r < 0 ? 64 : 0;
+                return r < 0 ? EXIT_USAGE : 0;
         if (arg.log_level >= 0)
                 log_set_max_level(arg.log_level);
 
-        /* Before any thread exists: the workers inherit the mask, signals go to the loop. */
-        sigemptyset(&mask);
-        sigaddset(&mask, SIGTERM);
-        sigaddset(&mask, SIGINT);
-        sigaddset(&mask, SIGHUP);
-        sigprocmask(SIG_BLOCK, &mask, NULL);
+        /* Workers allocate what the loop keeps (each disk's reading): with an arena per
+         * thread that memory is spread over up to 32 heaps that never shrink. One arena keeps
+         * it together; the workers wait on sysfs, not on malloc. */
+        (void) mallopt(M_ARENA_MAX, 1);
 
         r = manager_new(&m);
         if (r < 0)
@@ -220,33 +220,26 @@ static int run(int argc, char *argv[]) {
         m->sysfs_root = arg.root;
         m->config_root = arg.config_root;
         m->config_file = arg.config;
+        m->runtime_dir = arg.runtime_dir;
         m->n_workers = arg.workers;
         m->verify_usec = arg.verify_usec;
         m->monitor_enabled = !arg.no_monitor;
+        m->kernel_events = !arg.no_kernel_events;
         m->monitor_buffer = arg.monitor_buffer;
         m->on_initial_pass_done = on_initial_pass_done;
 
         r = sd_event_default(&m->event);
         if (r < 0)
                 return log_error_errno(r, "Cannot create the event loop: %m"), EXIT_FAILURE;
-        r = sd_event_add_signal(m->event, &src, SIGTERM, on_sigterm, m);
-        if (r >= 0) {
-                (void) sd_event_source_set_description(src, "sigterm");
-                (void) sd_event_source_set_floating(src, true);
-                sd_event_source_unref(src);
-                r = sd_event_add_signal(m->event, &src, SIGINT, on_sigterm, m);
-        }
-        if (r >= 0) {
-                (void) sd_event_source_set_description(src, "sigint");
-                (void) sd_event_source_set_floating(src, true);
-                sd_event_source_unref(src);
-                r = sd_event_add_signal(m->event, &src, SIGHUP, on_sighup, m);
-        }
+        /* Before any thread exists (both block the signals in our mask, which the workers
+         * inherit): SIGTERM and SIGINT end the loop, SIGHUP reloads. */
+        r = sd_event_set_signal_exit(m->event, true);
+        if (r >= 0)
+                r = sd_event_add_signal(m->event, &sighup, SIGHUP | SD_EVENT_SIGNAL_PROCMASK,
+                                        on_sighup, m);
         if (r < 0)
                 return log_error_errno(r, "Cannot watch signals: %m"), EXIT_FAILURE;
-        (void) sd_event_source_set_description(src, "sighup");
-        (void) sd_event_source_set_floating(src, true);
-        sd_event_source_unref(src);
+        (void) sd_event_source_set_description(sighup, "sighup");
 
         r = sd_event_set_watchdog(m->event, true);
         if (r < 0)
@@ -270,6 +263,8 @@ static int run(int argc, char *argv[]) {
         r = sd_event_loop(m->event);
         if (r < 0)
                 return log_error_errno(r, "Event loop failed: %m"), EXIT_FAILURE;
+        log_info("Stopping.");
+        (void) sd_notify(false, "STOPPING=1");
         return r;
 }
 

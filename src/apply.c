@@ -57,22 +57,16 @@ static bool write_proves_gone(const Action *a, int error) {
         return error == -ENODEV && a->attr->id != ATTR_IOSCHED;
 }
 
-static int action_set_failure(Action *a, Outcome o, int error, const char *fmt, ...) _printf_(4, 5);
-static int action_set_failure(Action *a, Outcome o, int error, const char *fmt, ...) {
+_printf_(4, 5) static int action_set_failure(Action *a, Outcome o, int error, const char *fmt, ...) {
         va_list ap;
         int r;
 
         a->outcome = o;
         a->error = error;
-        free(a->reason);
         va_start(ap, fmt);
-        r = vasprintf(&a->reason, fmt, ap);
+        r = action_set_reasonv(a, fmt, ap);
         va_end(ap);
-        if (r < 0) {
-                a->reason = NULL;
-                return -ENOMEM;
-        }
-        return 0;
+        return r;
 }
 
 /* Read the attribute back and decide it again: a confirmed write decides as "skip". */

@@ -195,17 +195,7 @@ const AttrInfo *attr_from_key(const char *key) {
 }
 
 bool tunable_name_is_valid(const char *name) {
-        size_t n = 0;
-
-        if (!name || !*name)
-                return false;
-        for (const char *p = name; *p; p++, n++) {
-                if (n >= TUNABLE_NAME_MAX)
-                        return false;
-                if (!((*p >= 'a' && *p <= 'z') || (*p >= '0' && *p <= '9') || *p == '_'))
-                        return false;
-        }
-        return true;
+        return string_in_charset(name, CHARSET_LOWER_DIGITS "_", TUNABLE_NAME_MAX);
 }
 
 bool tunable_is_known(const char *name) {
@@ -276,19 +266,24 @@ int setting_key_parse(const char *key, const AttrInfo **ret_attr, char **ret_tun
         return 0;
 }
 
-bool scheduler_name_is_valid(const char *name) {
-        size_t n = 0;
+int setting_keys(char ***ret) {
+        _cleanup_(strv_freep) char **keys = calloc(1, sizeof(char *));
+        const char *t;
 
-        if (!name || !*name)
-                return false;
-        for (const char *p = name; *p; p++, n++) {
-                if (n >= SCHEDULER_NAME_MAX)
-                        return false;
-                if (!((*p >= 'a' && *p <= 'z') || (*p >= '0' && *p <= '9') || *p == '_' ||
-                      *p == '-'))
-                        return false;
-        }
-        return true;
+        if (!keys)
+                return -ENOMEM;
+        for (AttrId id = 0; id < _ATTR_MAX; id++)
+                if (id != ATTR_IOSCHED && strv_extend(&keys, attr_table[id].key) < 0)
+                        return -ENOMEM;
+        for (size_t i = 0; (t = tunable_by_index(i, NULL)); i++)
+                if (strv_push(&keys, strdup_printf(IOSCHED_KEY_PREFIX "%s", t)) < 0)
+                        return -ENOMEM;
+        *ret = TAKE_PTR(keys);
+        return 0;
+}
+
+bool scheduler_name_is_valid(const char *name) {
+        return string_in_charset(name, CHARSET_LOWER_DIGITS "_-", SCHEDULER_NAME_MAX);
 }
 
 const char *scheduler_canonical(const char *name) {
@@ -302,18 +297,6 @@ const char *scheduler_canonical(const char *name) {
 void value_done(Value *v) {
         v->list = strv_free(v->list);
         v->num = 0;
-}
-
-int value_copy(const Value *src, Value *dst) {
-        Value c = { .num = src->num };
-
-        if (src->list) {
-                c.list = strv_copy(src->list);
-                if (!c.list)
-                        return -ENOMEM;
-        }
-        *dst = c;
-        return 0;
 }
 
 bool value_equal(const AttrInfo *a, const Value *x, const Value *y) {

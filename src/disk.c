@@ -1,4 +1,5 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
+#include <assert.h>
 #include <stdio.h>
 
 #include "disk.h"
@@ -16,18 +17,7 @@ static const char *const transport_names[_TRANSPORT_MAX] = {
         [TRANSPORT_OTHER] = "other",
 };
 
-const char *transport_to_string(Transport t) {
-        if ((unsigned) t >= _TRANSPORT_MAX)
-                return NULL;
-        return transport_names[t];
-}
-
-int transport_from_string(const char *s) {
-        for (int i = 0; i < _TRANSPORT_MAX; i++)
-                if (streq(transport_names[i], s))
-                        return i;
-        return -EINVAL;
-}
+DEFINE_STRING_TABLE_LOOKUP(transport, Transport, transport_names, _TRANSPORT_MAX);
 
 static const char *const zoned_names[_ZONED_MAX] = {
         [ZONED_NONE] = "none",
@@ -35,18 +25,7 @@ static const char *const zoned_names[_ZONED_MAX] = {
         [ZONED_HOST_MANAGED] = "host-managed",
 };
 
-const char *zoned_to_string(Zoned z) {
-        if ((unsigned) z >= _ZONED_MAX)
-                return NULL;
-        return zoned_names[z];
-}
-
-int zoned_from_string(const char *s) {
-        for (int i = 0; i < _ZONED_MAX; i++)
-                if (streq(zoned_names[i], s))
-                        return i;
-        return -EINVAL;
-}
+DEFINE_STRING_TABLE_LOOKUP(zoned, Zoned, zoned_names, _ZONED_MAX);
 
 static bool name_has_prefix_digit(const char *name, const char *prefix) {
         const char *p = startswith(name, prefix);
@@ -109,18 +88,7 @@ Transport transport_classify(const char *name, const char *devpath, const char *
 }
 
 bool disk_name_is_valid(const char *name) {
-        size_t n = 0;
-
-        if (!name || !*name || name[0] == '.')
-                return false;
-        for (const char *p = name; *p; p++, n++) {
-                if (n >= 31)
-                        return false;
-                if (!((*p >= 'a' && *p <= 'z') || (*p >= 'A' && *p <= 'Z') ||
-                      (*p >= '0' && *p <= '9') || strchr("-_.:+!", *p)))
-                        return false;
-        }
-        return true;
+        return name && name[0] != '.' && string_in_charset(name, CHARSET_ALNUM "-_.:+!", 31);
 }
 
 int scheduler_parse(const char *text, char **ret_current, char ***ret_available) {
@@ -211,6 +179,10 @@ int attr_state_parse(const AttrInfo *a, AttrState *st) {
         }
 
         attr_state_parse_number(st);
+        /* A number is kept as a number: thousands of disks each hold a reading. Tunables keep
+         * their text, which is what Tunables shows. */
+        if (st->err == 0 && a->id != ATTR_IOSCHED)
+                st->raw = mfree(st->raw);
         return st->err;
 }
 
@@ -275,4 +247,67 @@ bool disk_scheduler_is_offered(const Disk *d, const char *name) {
 
 int64_t wbt_default_usec(const Disk *d) {
         return d->rotational == 1 ? 75000 : 2000;
+}
+
+/* The value a client sees of an attribute: the number, or -1 when it cannot be read. */
+static int64_t attr_shown(const AttrState *st) {
+        return st->err == 0 ? st->value.num : -1;
+}
+
+/* The i-th tunable a client sees (one that was read), from *i on; NULL at the end. */
+static const Tunable *next_shown_tunable(const Disk *d, size_t *i) {
+        for (; *i < d->n_tunables; (*i)++)
+                if (d->tunables[*i].state.err == 0 && d->tunables[*i].state.raw)
+                        return &d->tunables[(*i)++];
+        return NULL;
+}
+
+static bool tunables_equal(const Disk *a, const Disk *b) {
+        size_t i = 0, j = 0;
+
+        for (;;) {
+                const Tunable *x = next_shown_tunable(a, &i), *y = next_shown_tunable(b, &j);
+
+                if (!x || !y)
+                        return !x && !y;
+                if (!streq(x->name, y->name) || !streq(x->state.raw, y->state.raw))
+                        return false;
+        }
+}
+
+const char *disk_iocost_shown(const Disk *d, AttrFile f) {
+        return d->iocost[f].err == 0 ? strempty(d->iocost[f].raw) : "";
+}
+
+uint64_t disk_diff(const Disk *a, const Disk *b) {
+        uint64_t m = 0;
+
+        assert(b);
+        if (!a)
+                return DISK_FIELD_BIT(_DISK_FIELD_MAX) - 1;
+#define DIFF(field, differs) if (differs) m |= DISK_FIELD_BIT(field)
+        DIFF(DISK_FIELD_DEVNUM, !streq_ptr(a->devnum, b->devnum));
+        DIFF(DISK_FIELD_MODEL, !streq_ptr(a->model, b->model));
+        DIFF(DISK_FIELD_VENDOR, !streq_ptr(a->vendor, b->vendor));
+        DIFF(DISK_FIELD_SERIAL, !streq_ptr(a->serial, b->serial));
+        DIFF(DISK_FIELD_WWN, !streq_ptr(a->wwn, b->wwn));
+        DIFF(DISK_FIELD_TRANSPORT, a->transport != b->transport);
+        DIFF(DISK_FIELD_ROTATIONAL, (a->rotational == 1) != (b->rotational == 1));
+        DIFF(DISK_FIELD_REMOVABLE, (a->removable == 1) != (b->removable == 1));
+        DIFF(DISK_FIELD_ZONED, a->zoned != b->zoned);
+        DIFF(DISK_FIELD_QUEUES, a->nr_hw_queues != b->nr_hw_queues);
+        DIFF(DISK_FIELD_SIZE, a->size_bytes != b->size_bytes);
+        DIFF(DISK_FIELD_SCHEDULER, !streq_ptr(a->scheduler, b->scheduler) ||
+                                   a->has_scheduler_file != b->has_scheduler_file);
+        DIFF(DISK_FIELD_SCHEDULERS, !strv_equal(a->schedulers, b->schedulers));
+        DIFF(DISK_FIELD_TUNABLES, !tunables_equal(a, b));
+        DIFF(DISK_FIELD_IOCOST_QOS, !streq(disk_iocost_shown(a, ATTR_FILE_IOCOST_QOS),
+                                           disk_iocost_shown(b, ATTR_FILE_IOCOST_QOS)));
+        DIFF(DISK_FIELD_IOCOST_MODEL, !streq(disk_iocost_shown(a, ATTR_FILE_IOCOST_MODEL),
+                                             disk_iocost_shown(b, ATTR_FILE_IOCOST_MODEL)));
+        DIFF(DISK_FIELD_IOCOST_OTHER_WRITER, a->iocost_other_writer != b->iocost_other_writer);
+        for (AttrId id = 0; id < _ATTR_MAX; id++)
+                DIFF(DISK_FIELD_ATTR + id, attr_shown(&a->attrs[id]) != attr_shown(&b->attrs[id]));
+#undef DIFF
+        return m;
 }

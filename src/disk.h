@@ -54,7 +54,7 @@ int zoned_from_string(const char *s);
 typedef struct AttrState {
         int err;        /* 0, or the negative errno of the read: -ENOENT when the file is absent,
                          * -EINVAL for a wbt_lat_usec that is not set up */
-        char *raw;      /* the text, stripped */
+        char *raw;      /* the text, stripped; NULL once a number is parsed (but for tunables) */
         Value value;    /* parsed; for the scheduler, list[0] is the current one */
 } AttrState;
 
@@ -112,6 +112,42 @@ typedef struct Disk {
 
 Disk *disk_free(Disk *d);
 DEFINE_TRIVIAL_CLEANUP_FUNC(Disk *, disk_free);
+
+/* What a client of a disk sees of it, field by field: one bit each in disk_diff()'s mask. */
+typedef enum DiskField {
+        DISK_FIELD_DEVNUM,
+        DISK_FIELD_MODEL,
+        DISK_FIELD_VENDOR,
+        DISK_FIELD_SERIAL,
+        DISK_FIELD_WWN,
+        DISK_FIELD_TRANSPORT,
+        DISK_FIELD_ROTATIONAL,
+        DISK_FIELD_REMOVABLE,
+        DISK_FIELD_ZONED,
+        DISK_FIELD_QUEUES,
+        DISK_FIELD_SIZE,
+        DISK_FIELD_SCHEDULER,
+        DISK_FIELD_SCHEDULERS,
+        DISK_FIELD_TUNABLES,
+        DISK_FIELD_IOCOST_QOS,          /* the io.cost.qos line shown (iocost[].raw) */
+        DISK_FIELD_IOCOST_MODEL,
+        DISK_FIELD_IOCOST_OTHER_WRITER,
+        DISK_FIELD_ATTR,        /* + AttrId: a numeric attribute (-1 when unreadable) */
+        _DISK_FIELD_MAX = DISK_FIELD_ATTR + _ATTR_MAX,
+} DiskField;
+
+#define DISK_FIELD_BIT(f) (UINT64_C(1) << (f))
+/* The io.cost.* line a client is shown: "" when there is none or it cannot be parsed. */
+const char *disk_iocost_shown(const Disk *d, AttrFile f);
+
+/**
+ * disk_diff() - which fields differ between two readings of a disk
+ * @a: the earlier reading, NULL: every field differs
+ * @b: the later one
+ *
+ * Return: a mask of DISK_FIELD_BIT()s.
+ */
+uint64_t disk_diff(const Disk *a, const Disk *b);
 Disk *disk_new(const char *name);
 
 /**

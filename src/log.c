@@ -45,13 +45,11 @@ int log_parse_level(const char *s) {
         return -EINVAL;
 }
 
-int log_internal(int level, int error, const char *file, int line, const char *fmt, ...) {
+int log_internal(int level, int error, const char *fmt, ...) {
         char buf[2048];
         va_list ap;
         int saved = errno;
 
-        (void) file;
-        (void) line;
         errno = abs(error);
         va_start(ap, fmt);
         vsnprintf(buf, sizeof(buf), fmt, ap);

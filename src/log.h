@@ -20,25 +20,22 @@ int log_parse_level(const char *s);
 
 /* Logs at @level and returns -abs(@error), so that callers can write
  * "return log_error_errno(r, ...)". @error is made available to %m. */
-int log_internal(int level, int error, const char *file, int line, const char *fmt, ...)
-        _printf_(5, 6);
+int log_internal(int level, int error, const char *fmt, ...) _printf_(3, 4);
 
 #define log_full_errno(level, error, ...)                                               \
         ({                                                                              \
                 int _l_ = (level), _e_ = (error);                                       \
                 (log_get_max_level() >= _l_)                                            \
-                        ? log_internal(_l_, _e_, __FILE__, __LINE__, __VA_ARGS__)       \
+                        ? log_internal(_l_, _e_, __VA_ARGS__)                           \
                         : -abs(_e_);                                                    \
         })
 
 #define log_debug(...)   (void) log_full_errno(LOG_DEBUG, 0, __VA_ARGS__)
 #define log_info(...)    (void) log_full_errno(LOG_INFO, 0, __VA_ARGS__)
-#define log_notice(...)  (void) log_full_errno(LOG_NOTICE, 0, __VA_ARGS__)
 #define log_warning(...) (void) log_full_errno(LOG_WARNING, 0, __VA_ARGS__)
 #define log_error(...)   (void) log_full_errno(LOG_ERR, 0, __VA_ARGS__)
 
 #define log_debug_errno(e, ...)   log_full_errno(LOG_DEBUG, e, __VA_ARGS__)
-#define log_info_errno(e, ...)    log_full_errno(LOG_INFO, e, __VA_ARGS__)
 #define log_warning_errno(e, ...) log_full_errno(LOG_WARNING, e, __VA_ARGS__)
 #define log_error_errno(e, ...)   log_full_errno(LOG_ERR, e, __VA_ARGS__)
 #define log_oom()                 log_full_errno(LOG_ERR, ENOMEM, "Out of memory.")

@@ -9,16 +9,12 @@
 #include <unistd.h>
 
 #define _cleanup_(f) __attribute__((cleanup(f)))
-#define _unused_ __attribute__((unused))
 #define _printf_(a, b) __attribute__((format(printf, a, b)))
-#define _pure_ __attribute__((pure))
 #define _fallthrough_ __attribute__((fallthrough))
-#define _warn_unused_result_ __attribute__((warn_unused_result))
 
 #define MAX(a, b) ((a) > (b) ? (a) : (b))
 #define MIN(a, b) ((a) < (b) ? (a) : (b))
 #define ELEMENTSOF(x) (sizeof(x) / sizeof((x)[0]))
-#define STRLEN(x) (sizeof("" x "") - 1)
 
 #define DEFINE_TRIVIAL_CLEANUP_FUNC(type, func)                 \
         static inline void func##p(type *p) {                   \
@@ -75,6 +71,22 @@ static inline const char *startswith(const char *s, const char *prefix) {
 }
 
 #define ERRNO_IS_GONE(r) ((r) == -ENOENT || (r) == -ENODEV || (r) == -ENXIO)
+
+/* name##_to_string() and name##_from_string() over a table of names indexed by the enum. */
+#define DEFINE_STRING_TABLE_LOOKUP_TO_STRING(name, type, table, max)                    \
+        const char *name##_to_string(type v) {                                         \
+                return (unsigned) v < (unsigned) (max) ? table[v] : NULL;              \
+        }
+#define DEFINE_STRING_TABLE_LOOKUP(name, type, table, max)                              \
+        DEFINE_STRING_TABLE_LOOKUP_TO_STRING(name, type, table, max)                    \
+        int name##_from_string(const char *s) {                                        \
+                for (int i = 0; i < (int) (max); i++)                                   \
+                        if (table[i] && streq(table[i], s))                             \
+                                return i;                                               \
+                return -EINVAL;                                                         \
+        }
+
+#define container_of(ptr, type, member) ((type *) ((char *) (ptr) - offsetof(type, member)))
 
 static inline void *mfree(void *p) {
         free(p);

@@ -13,11 +13,7 @@ static const char *const action_type_names[_ACTION_MAX] = {
         [ACTION_REFUSED] = "refused",
 };
 
-const char *action_type_to_string(ActionType t) {
-        if ((unsigned) t >= _ACTION_MAX)
-                return NULL;
-        return action_type_names[t];
-}
+DEFINE_STRING_TABLE_LOOKUP_TO_STRING(action_type, ActionType, action_type_names, _ACTION_MAX);
 
 static const char *const outcome_names[_OUTCOME_MAX] = {
         [OUTCOME_PLANNED] = "planned",
@@ -30,11 +26,7 @@ static const char *const outcome_names[_OUTCOME_MAX] = {
         [OUTCOME_DRY_RUN] = "would-write",
 };
 
-const char *outcome_to_string(Outcome o) {
-        if ((unsigned) o >= _OUTCOME_MAX)
-                return NULL;
-        return outcome_names[o];
-}
+DEFINE_STRING_TABLE_LOOKUP_TO_STRING(outcome, Outcome, outcome_names, _OUTCOME_MAX);
 
 void action_done(Action *a) {
         free(a->tunable);
@@ -61,10 +53,13 @@ Plan *plan_free(Plan *p) {
         return NULL;
 }
 
-void plan_count(const Plan *p, unsigned counts[_ACTION_MAX]) {
-        memset(counts, 0, sizeof(unsigned) * _ACTION_MAX);
-        for (size_t i = 0; i < p->n_actions; i++)
-                counts[p->actions[i].type]++;
+int action_set_reasonv(Action *a, const char *fmt, va_list ap) {
+        a->reason = mfree(a->reason);
+        if (vasprintf(&a->reason, fmt, ap) < 0) {
+                a->reason = NULL;
+                return -ENOMEM;
+        }
+        return 0;
 }
 
 _printf_(3, 4) static int set_decision(Action *a, ActionType type, const char *fmt, ...) {
@@ -72,20 +67,13 @@ _printf_(3, 4) static int set_decision(Action *a, ActionType type, const char *f
         int r;
 
         a->type = type;
-        free(a->reason);
-        a->reason = NULL;
         va_start(ap, fmt);
-        r = vasprintf(&a->reason, fmt, ap);
+        r = action_set_reasonv(a, fmt, ap);
         va_end(ap);
-        if (r < 0) {
-                a->reason = NULL;
-                return -ENOMEM;
-        }
-        return 0;
+        return r;
 }
 
-static int set_write(Action *a, int64_t num, const char *fmt, ...) _printf_(3, 4);
-static int set_write(Action *a, int64_t num, const char *fmt, ...) {
+_printf_(3, 4) static int set_write(Action *a, int64_t num, const char *fmt, ...) {
         char buf[32];
         va_list ap;
         int r;
@@ -99,15 +87,10 @@ static int set_write(Action *a, int64_t num, const char *fmt, ...) {
         if (!a->write)
                 return -ENOMEM;
         a->type = ACTION_WRITE;
-        free(a->reason);
         va_start(ap, fmt);
-        r = vasprintf(&a->reason, fmt, ap);
+        r = action_set_reasonv(a, fmt, ap);
         va_end(ap);
-        if (r < 0) {
-                a->reason = NULL;
-                return -ENOMEM;
-        }
-        return 0;
+        return r;
 }
 
 static const char *read_error_text(int err) {

@@ -1,6 +1,8 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 #pragma once
 
+#include <stdarg.h>
+
 #include "disk.h"
 #include "policy.h"
 
@@ -74,8 +76,11 @@ void action_done(Action *a);
  */
 int plan_build(const Disk *d, const Resolved *r, Plan **ret);
 
-/* Counts of actions by type. */
-void plan_count(const Plan *p, unsigned counts[_ACTION_MAX]);
+/**
+ * action_set_reasonv() - replace an action's reason (for people) with a formatted one
+ * Return: 0 or -ENOMEM (then the reason is NULL).
+ */
+int action_set_reasonv(Action *a, const char *fmt, va_list ap) _printf_(2, 0);
 
 /**
  * plan_decide() - decide one setting against a disk; the core of plan_build()

@@ -12,32 +12,10 @@ static const char *const match_field_names[_MATCH_MAX] = {
         [MATCH_ZONED] = "zoned",         [MATCH_QUEUES] = "queues",
 };
 
-const char *match_field_to_string(MatchField f) {
-        if ((unsigned) f >= _MATCH_MAX)
-                return NULL;
-        return match_field_names[f];
-}
-
-int match_field_from_string(const char *s) {
-        for (int i = 0; i < _MATCH_MAX; i++)
-                if (streq(match_field_names[i], s))
-                        return i;
-        return -EINVAL;
-}
+DEFINE_STRING_TABLE_LOOKUP(match_field, MatchField, match_field_names, _MATCH_MAX);
 
 bool rule_name_is_valid(const char *name) {
-        size_t n = 0;
-
-        if (!name || !*name)
-                return false;
-        for (const char *p = name; *p; p++, n++) {
-                if (n >= RULE_NAME_MAX)
-                        return false;
-                if (!((*p >= 'a' && *p <= 'z') || (*p >= 'A' && *p <= 'Z') ||
-                      (*p >= '0' && *p <= '9') || strchr("-_.:@", *p)))
-                        return false;
-        }
-        return true;
+        return string_in_charset(name, CHARSET_ALNUM "-_.:@", RULE_NAME_MAX);
 }
 
 /* fnmatch() has no way to report a malformed pattern; reject what it would silently take
@@ -567,4 +545,46 @@ void policy_disk_load(const Policy *p, DiskLoad *ret) {
                 l.identity = true;
         }
         *ret = l;
+}
+
+static bool rule_same_place(const Rule *a, const Rule *b) {
+        return a == b || (streq(a->name, b->name) && streq(a->file, b->file) && a->line == b->line);
+}
+
+bool resolved_equal(const Resolved *a, const Resolved *b) {
+        size_t na = a ? a->n_settings : 0, nb = b ? b->n_settings : 0;
+        size_t ra = a ? a->n_rules : 0, rb = b ? b->n_rules : 0;
+
+        if (na != nb || ra != rb)
+                return false;
+        for (size_t i = 0; i < na; i++) {
+                const ResolvedSetting *x = &a->settings[i], *y = &b->settings[i];
+
+                if (x->setting != y->setting &&
+                    (!streq(x->setting->key, y->setting->key) ||
+                     !streq(x->setting->text, y->setting->text) || x->setting->line != y->setting->line))
+                        return false;
+                if (!rule_same_place(x->rule, y->rule))
+                        return false;
+        }
+        for (size_t i = 0; i < ra; i++)
+                if (!rule_same_place(a->rules[i], b->rules[i]))
+                        return false;
+        return true;
+}
+
+bool policy_needs_udev(const Policy *p) {
+        for (size_t i = 0; i < p->n_rules; i++)
+                for (size_t j = 0; j < p->rules[i]->n_matches; j++)
+                        switch (p->rules[i]->matches[j].field) {
+                        case MATCH_MODEL:
+                        case MATCH_VENDOR:
+                        case MATCH_SERIAL:
+                        case MATCH_WWN:
+                        case MATCH_TRANSPORT:
+                                return true;
+                        default:
+                                break;
+                        }
+        return false;
 }

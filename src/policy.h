@@ -113,6 +113,28 @@ typedef struct Resolved {
 } Resolved;
 
 /**
+ * policy_needs_udev() - whether a rule matches on what only udev knows for sure
+ * @p: the policy
+ *
+ * Model, vendor, serial and WWN come from udev's properties (sysfs has other spellings or
+ * none), and the transport of a SCSI-like disk from udev's ID_BUS. A policy without such
+ * matches resolves the same for a disk whether udev has seen it or not: the daemon may act on
+ * the kernel's uevent without waiting for udev's.
+ *
+ * Return: true when some rule matches on model, vendor, serial, wwn or transport.
+ */
+bool policy_needs_udev(const Policy *p);
+
+/**
+ * resolved_equal() - whether two resolutions show the same: each setting's key, value and
+ * provenance, each matched rule's name and place
+ * @a, @b: resolutions, NULL is empty
+ *
+ * Return: true when equal.
+ */
+bool resolved_equal(const Resolved *a, const Resolved *b);
+
+/**
  * policy_resolve() - merge the settings of every rule that matches a disk
  * @p: the policy
  * @d: the disk

@@ -1,7 +1,40 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 #include "json.h"
+#include "log.h"
 #include "report.h"
 #include "util.h"
+
+void report_summarize(const Plan *report, ReportSummary *ret) {
+        *ret = (ReportSummary) {};
+        for (size_t i = 0; report && i < report->n_actions; i++) {
+                const Action *a = &report->actions[i];
+
+                if (a->outcome == OUTCOME_WRITTEN)
+                        ret->written++;
+                else if (a->outcome == OUTCOME_GONE)
+                        ret->gone = true;
+                else if (a->outcome == OUTCOME_FAILED) {
+                        ret->failed++;
+                        if (!ret->first_failure)
+                                ret->first_failure = a;
+                }
+        }
+}
+
+void report_log(const char *name, const Plan *report) {
+        for (size_t i = 0; i < report->n_actions; i++) {
+                const Action *a = &report->actions[i];
+
+                if (a->outcome == OUTCOME_WRITTEN)
+                        log_info("%s: %s %s -> %s (rule %s, %s:%u)", name, a->key, strna(a->current),
+                                 strna(a->result ?: a->write), a->rule, a->file, a->line);
+                else if (a->outcome == OUTCOME_FAILED)
+                        log_warning("%s: %s: %s (rule %s, %s:%u)", name, a->key, strna(a->reason),
+                                    a->rule, a->file, a->line);
+                else if (a->outcome == OUTCOME_GONE)
+                        log_debug("%s: went away while %s was being set.", name, a->key);
+        }
+}
 
 const char *report_outcome_label(const Action *a) {
         switch (a->outcome) {

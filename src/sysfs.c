@@ -1,4 +1,5 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
+#include <assert.h>
 #include <dirent.h>
 #include <fcntl.h>
 #include <limits.h>
@@ -22,6 +23,11 @@ struct Sysfs {
         void *hook_userdata;
         unsigned long n_writes;
         unsigned hz;
+        /* While sysfs_load_disk() reads a disk: its directory, so that each of the thirty-odd
+         * files is one lookup below it, not a walk from the root through the class symlink
+         * (path walks in kernfs are most of what reading a disk costs). */
+        int disk_fd;
+        const char *disk_name;
         char *release;          /* the kernel's, from proc/sys/kernel/osrelease (uname) */
         bool cgroup_probed;
         int cgroup_err;         /* 0, or -ENOENT: no cgroup v2 hierarchy with the io controller */
@@ -45,6 +51,7 @@ int sysfs_new(const char *root, Sysfs **ret) {
         if (!s)
                 return -ENOMEM;
         s->root_fd = -1;
+        s->disk_fd = -1;
         s->root = strdup(root ?: "/");
         if (!s->root)
                 return -ENOMEM;
@@ -69,10 +76,6 @@ Sysfs *sysfs_free(Sysfs *s) {
         return NULL;
 }
 
-const char *sysfs_get_root(const Sysfs *s) {
-        return s->root;
-}
-
 void sysfs_set_hooks(Sysfs *s, SysfsReadHook read_hook, SysfsWriteHook write_hook, void *userdata) {
         s->read_hook = read_hook;
         s->write_hook = write_hook;
@@ -95,6 +98,31 @@ static int disk_path(const char *disk, const char *rel, char *buf, size_t size) 
         return 0;
 }
 
+/* Where to find @rel of @disk: *ret_dirfd and @buf for the *at() call. Below the pinned
+ * directory of the disk being loaded, else from the root. */
+static int disk_at(Sysfs *s, const char *disk, const char *rel, char *buf, size_t size,
+                   int *ret_dirfd) {
+        int n;
+
+        assert(rel);
+        if (s->disk_fd < 0 || !streq(s->disk_name, disk)) {
+                *ret_dirfd = s->root_fd;
+                return disk_path(disk, rel, buf, size);
+        }
+        n = snprintf(buf, size, "%s", rel);
+        if (n < 0 || (size_t) n >= size)
+                return -ENAMETOOLONG;
+        *ret_dirfd = s->disk_fd;
+        return 0;
+}
+
+static void disk_unpin(Sysfs **s) {
+        if ((*s)->disk_fd >= 0)
+                close((*s)->disk_fd);
+        (*s)->disk_fd = -1;
+        (*s)->disk_name = NULL;
+}
+
 static int setting_relpath(const AttrInfo *a, const char *tunable, char *buf, size_t size) {
         int n;
 
@@ -115,9 +143,9 @@ static int read_disk_file(Sysfs *s, const char *disk, const char *rel, char **re
         char path[PATH_MAX], buf[SYSFS_VALUE_MAX + 1];
         char *text;
         ssize_t k;
-        int r;
+        int r, dfd;
 
-        r = disk_path(disk, rel, path, sizeof(path));
+        r = disk_at(s, disk, rel, path, sizeof(path), &dfd);
         if (r < 0)
                 return r;
         if (s->read_hook) {
@@ -125,7 +153,7 @@ static int read_disk_file(Sysfs *s, const char *disk, const char *rel, char **re
                 if (r < 0)
                         return r;
         }
-        fd = openat(s->root_fd, path, O_RDONLY | O_CLOEXEC | O_NOCTTY);
+        fd = openat(dfd, path, O_RDONLY | O_CLOEXEC | O_NOCTTY);
         if (fd < 0)
                 return -errno;
         /* A sysfs attribute is at most a page and comes whole in one read(2): no second read
@@ -487,10 +515,11 @@ static unsigned count_hw_queues(Sysfs *s, const char *disk) {
         char path[PATH_MAX];
         unsigned n = 0;
         DIR *dir;
+        int dfd;
 
-        if (disk_path(disk, "mq", path, sizeof(path)) < 0)
+        if (disk_at(s, disk, "mq", path, sizeof(path), &dfd) < 0)
                 return 0;
-        fd = openat(s->root_fd, path, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+        fd = openat(dfd, path, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
         if (fd < 0)
                 return 0;
         dir = fdopendir(fd);
@@ -543,7 +572,7 @@ static int load_tunables(Sysfs *s, Disk *d) {
         _cleanup_(closep) int fd = -1;
         char path[PATH_MAX];
         DIR *dir;
-        int r = 0;
+        int r = 0, dfd;
 
         for (size_t i = 0; i < d->n_tunables; i++) {
                 free(d->tunables[i].name);
@@ -552,10 +581,10 @@ static int load_tunables(Sysfs *s, Disk *d) {
         d->tunables = mfree(d->tunables);
         d->n_tunables = 0;
 
-        r = disk_path(d->name, "queue/iosched", path, sizeof(path));
+        r = disk_at(s, d->name, "queue/iosched", path, sizeof(path), &dfd);
         if (r < 0)
                 return r;
-        fd = openat(s->root_fd, path, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+        fd = openat(dfd, path, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
         if (fd < 0)
                 return errno == ENOENT ? 0 : -errno;
         dir = fdopendir(fd);
@@ -643,10 +672,12 @@ int sysfs_reload_settings(Sysfs *s, Disk *d) {
                 static const char *const last[] = { "queue", "dev" };
 
                 for (size_t i = 0; i < ELEMENTSOF(last); i++) {
-                        r = disk_path(d->name, last[i], path, sizeof(path));
+                        int dfd;
+
+                        r = disk_at(s, d->name, last[i], path, sizeof(path), &dfd);
                         if (r < 0)
                                 return r;
-                        if (faccessat(s->root_fd, path, F_OK, 0) < 0)
+                        if (faccessat(dfd, path, F_OK, 0) < 0)
                                 return -ENODEV;
                 }
         }
@@ -655,6 +686,7 @@ int sysfs_reload_settings(Sysfs *s, Disk *d) {
 
 int sysfs_load_disk(Sysfs *s, const char *name, char * const *udev_props, const DiskLoad *what,
                     Disk **ret) {
+        _cleanup_(disk_unpin) Sysfs *pinned = s;
         _cleanup_(disk_freep) Disk *d = NULL;
         _cleanup_(strv_freep) char **db_props = NULL;
         char * const *props = udev_props;
@@ -662,10 +694,19 @@ int sysfs_load_disk(Sysfs *s, const char *name, char * const *udev_props, const 
         const char *id_bus;
         int64_t v;
         ssize_t k;
-        int r;
+        int r, dfd;
 
         if (!disk_name_is_valid(name))
                 return -EINVAL;
+        r = disk_path(name, NULL, path, sizeof(path));
+        if (r < 0)
+                return r;
+        /* Pinned until we return; a disk that goes away meanwhile fails the reads below. */
+        assert(s->disk_fd < 0);
+        s->disk_fd = openat(s->root_fd, path, O_PATH | O_DIRECTORY | O_CLOEXEC);
+        if (s->disk_fd < 0)
+                return errno == ENOENT || errno == ENOTDIR ? -ENODEV : -errno;
+        s->disk_name = name;
 
         d = disk_new(name);
         if (!d)
@@ -695,10 +736,10 @@ int sysfs_load_disk(Sysfs *s, const char *name, char * const *udev_props, const 
                         return -ENOMEM;
         }
 
-        r = disk_path(name, "partition", path, sizeof(path));
+        r = disk_at(s, name, "partition", path, sizeof(path), &dfd);
         if (r < 0)
                 return r;
-        d->partition = faccessat(s->root_fd, path, F_OK, 0) >= 0;
+        d->partition = faccessat(dfd, path, F_OK, 0) >= 0;
 
         if (!props && d->load.identity) {
                 _cleanup_(freep) char *text = NULL;
@@ -718,11 +759,11 @@ int sysfs_load_disk(Sysfs *s, const char *name, char * const *udev_props, const 
         if (d->load.identity) {
                 bool has_device;
 
-                r = disk_path(name, "device", path, sizeof(path));
+                r = disk_at(s, name, "device", path, sizeof(path), &dfd);
                 if (r < 0)
                         return r;
                 /* Virtual disks (loop, zram, dm, ...) have no device: spare the reads. */
-                has_device = faccessat(s->root_fd, path, F_OK, 0) >= 0;
+                has_device = faccessat(dfd, path, F_OK, 0) >= 0;
 
                 r = dup_prop(&d->model, props, "ID_MODEL", NULL);
                 if (r >= 0)

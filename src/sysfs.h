@@ -25,7 +25,6 @@ int sysfs_new(const char *root, Sysfs **ret);
 Sysfs *sysfs_free(Sysfs *s);
 DEFINE_TRIVIAL_CLEANUP_FUNC(Sysfs *, sysfs_free);
 
-const char *sysfs_get_root(const Sysfs *s);
 void sysfs_set_hooks(Sysfs *s, SysfsReadHook read_hook, SysfsWriteHook write_hook, void *userdata);
 unsigned long sysfs_get_n_writes(const Sysfs *s);
 

@@ -56,6 +56,13 @@ bool strv_contains(char * const *l, const char *s) {
         return false;
 }
 
+bool strv_equal(char * const *a, char * const *b) {
+        for (; !strv_isempty(a) && !strv_isempty(b); a++, b++)
+                if (!streq(*a, *b))
+                        return false;
+        return strv_isempty(a) && strv_isempty(b);
+}
+
 char **strv_copy(char * const *l) {
         _cleanup_(strv_freep) char **c = NULL;
 
@@ -349,4 +356,13 @@ uint64_t now_usec(void) {
 
         clock_gettime(CLOCK_MONOTONIC, &ts);
         return (uint64_t) ts.tv_sec * 1000000ULL + (uint64_t) ts.tv_nsec / 1000ULL;
+}
+
+bool string_in_charset(const char *s, const char *set, size_t max) {
+        size_t n;
+
+        if (!s)
+                return false;
+        n = strspn(s, set);
+        return n > 0 && n <= max && s[n] == 0;
 }

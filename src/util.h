@@ -14,6 +14,7 @@ static inline bool strv_isempty(char * const *l) { return !l || !*l; }
 int strv_push(char ***l, char *value);   /* takes ownership, also on failure */
 int strv_extend(char ***l, const char *value);
 bool strv_contains(char * const *l, const char *s);
+bool strv_equal(char * const *a, char * const *b);     /* NULL equals empty */
 char **strv_copy(char * const *l);
 char *strv_join(char * const *l, const char *sep);
 int strv_split(const char *s, const char *sep, char ***ret);
@@ -26,6 +27,11 @@ char *strstrip_inplace(char *s);    /* strips and moves the text to the start */
 void strv_sort(char **l);            /* version sort: loop2 before loop10 */
 char *strdup_printf(const char *fmt, ...) _printf_(1, 2);
 int free_and_strdup(char **p, const char *s);
+#define CHARSET_LOWER_DIGITS "abcdefghijklmnopqrstuvwxyz0123456789"
+#define CHARSET_ALNUM CHARSET_LOWER_DIGITS "ABCDEFGHIJKLMNOPQRSTUVWXYZ"
+/* Whether @s has 1 to @max characters, each one of @set. */
+bool string_in_charset(const char *s, const char *set, size_t max);
+
 /* Valid UTF-8 without control characters, at most @max characters. */
 bool string_is_printable(const char *s, size_t max);
 

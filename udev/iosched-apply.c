@@ -3,11 +3,12 @@
  * iosched-apply: bring disks to their I/O policy, writing only what differs.
  * Run by udev (udev/60-iosched.rules) on block add/change events, or by hand.
  */
-#include <getopt.h>
 #include <stdio.h>
 
 #include "apply.h"
+#include "cli.h"
 #include "conf.h"
+#include "engine.h"
 #include "log.h"
 #include "report.h"
 #include "sysfs.h"
@@ -19,12 +20,11 @@ enum {
         EXIT_WRITE_FAILED = 1,
         EXIT_CONFIG_ERROR = 2,
         EXIT_NO_SUCH_DISK = 3,
-        EXIT_USAGE = 64,
 };
 
 static struct {
         bool dry_run, check_config, json, all, verbose, quiet;
-        const char *root, *config;
+        const char *root, *config, *runtime_dir;
         char **disks;
 } arg = { .root = "/" };
 
@@ -39,6 +39,8 @@ static void help(void) {
                "     --json            Print JSON (one object per disk, one per line)\n"
                "     --root=DIR        Use DIR as the root for /sys, /run/udev and /etc\n"
                "     --config=FILE     Read FILE alone, not /etc/iosched.conf and drop-ins\n"
+               "     --runtime-dir=DIR Where a running ioschedd announces itself (default\n"
+               "                       ROOT/run/ioschedd): run by udev, step aside for it\n"
                "  -v --verbose         Show the file:line of each value; log at debug level\n"
                "  -q --quiet           Print nothing but errors\n\n"
                "Exit status: 0 every disk is at its policy or has none; 1 a write failed (or\n"
@@ -50,21 +52,21 @@ static void help(void) {
 
 static int parse_argv(int argc, char *argv[]) {
         enum {
-                ARG_VERSION = 0x100,
-                ARG_CHECK_CONFIG,
+                ARG_CHECK_CONFIG = _CLI_ARG_FIRST,
                 ARG_JSON,
                 ARG_ROOT,
                 ARG_CONFIG,
+                ARG_RUNTIME_DIR,
         };
         static const struct option options[] = {
-                { "help", no_argument, NULL, 'h' },
-                { "version", no_argument, NULL, ARG_VERSION },
+                CLI_OPTIONS_COMMON,
                 { "all", no_argument, NULL, 'a' },
                 { "dry-run", no_argument, NULL, 'n' },
                 { "check-config", no_argument, NULL, ARG_CHECK_CONFIG },
                 { "json", no_argument, NULL, ARG_JSON },
                 { "root", required_argument, NULL, ARG_ROOT },
                 { "config", required_argument, NULL, ARG_CONFIG },
+                { "runtime-dir", required_argument, NULL, ARG_RUNTIME_DIR },
                 { "verbose", no_argument, NULL, 'v' },
                 { "quiet", no_argument, NULL, 'q' },
                 {}
@@ -73,12 +75,7 @@ static int parse_argv(int argc, char *argv[]) {
 
         while ((c = getopt_long(argc, argv, "hanvq", options, NULL)) >= 0)
                 switch (c) {
-                case 'h':
-                        help();
-                        return 0;
-                case ARG_VERSION:
-                        puts("iosched " IOSCHED_VERSION);
-                        return 0;
+                CLI_CASES_COMMON(help);
                 case 'a':
                         arg.all = true;
                         break;
@@ -96,6 +93,9 @@ static int parse_argv(int argc, char *argv[]) {
                         break;
                 case ARG_CONFIG:
                         arg.config = optarg;
+                        break;
+                case ARG_RUNTIME_DIR:
+                        arg.runtime_dir = optarg;
                         break;
                 case 'v':
                         arg.verbose = true;
@@ -128,6 +128,27 @@ static bool udev_event_is_for(const char *disk) {
                 return false;
         base = strrchr(devpath, '/');
         return base && streq(base + 1, disk);
+}
+
+/* Run by udev for an event while ioschedd handles events: the daemon acts, we do not (one
+ * engine per event, engine.h). By hand, or for --all, the helper always acts. */
+static bool daemon_handles_event(void) {
+        _cleanup_(freep) char *dir = NULL;
+        pid_t pid;
+
+        if (arg.all || strv_length(arg.disks) != 1 || !udev_event_is_for(arg.disks[0]))
+                return false;
+        dir = arg.runtime_dir ? strdup(arg.runtime_dir) :
+              strdup_printf("%s%s", streq(arg.root, "/") ? "" : arg.root, ENGINE_RUNTIME_DIR);
+        if (!dir)
+                return false;
+        pid = engine_daemon_pid(dir);
+        if (pid < 0)
+                log_debug_errno(pid, "Cannot read %s/%s, acting: %m", dir, ENGINE_MARKER);
+        if (pid <= 0)
+                return false;
+        log_debug("%s: ioschedd (pid %d) handles this event.", arg.disks[0], (int) pid);
+        return true;
 }
 
 static const char *disk_arg_name(const char *word) {
@@ -185,18 +206,7 @@ static int apply_one(Sysfs *s, const Policy *policy, const char *name, bool list
         if (r < 0)
                 return log_oom();
 
-        for (size_t i = 0; i < report->n_actions; i++) {
-                const Action *a = &report->actions[i];
-
-                if (a->outcome == OUTCOME_WRITTEN)
-                        log_info("%s: %s %s -> %s (rule %s, %s:%u)", n, a->key, strna(a->current),
-                                 strna(a->result ?: a->write), a->rule, a->file, a->line);
-                else if (a->outcome == OUTCOME_FAILED)
-                        log_warning("%s: %s: %s (rule %s, %s:%u)", n, a->key, a->reason, a->rule,
-                                    a->file, a->line);
-                else if (a->outcome == OUTCOME_GONE)
-                        log_debug("%s: went away while %s was being set.", n, a->key);
-        }
+        report_log(n, report);
 
         if (report_iocost_two_writers(d, report) && !told_two_writers) {
                 /* Once a run: under udev, once an event. */
@@ -245,6 +255,9 @@ int main(int argc, char *argv[]) {
         else if (!arg.quiet && isatty(STDOUT_FILENO))
                 /* The report on stdout already says what changed. */
                 log_set_max_level(LOG_WARNING);
+
+        if (daemon_handles_event())
+                return 0;
 
         r = conf_load(arg.root, arg.config, &policy, &errors);
         if (r < 0)

@@ -13,6 +13,12 @@
  *       Call Manager.Apply(DISK) COUNT times (default 1), PERIOD_MS apart; print the count.
  *   busprobe now
  *       Print CLOCK_REALTIME in µs (the clock of LastApplied).
+ *   busprobe wait-name SINCE_US TIMEOUT_S
+ *       Poll (every 1 ms) until org.iosched1 has an owner; print the time since SINCE_US
+ *       (CLOCK_REALTIME µs), in ms. Exit 2 on timeout.
+ *   busprobe managed-objects COUNT
+ *       Call ObjectManager.GetManagedObjects COUNT times; print "objects median_ms max_ms":
+ *       the number of objects in the last reply and the call times (call to reply parsed).
  */
 #include <errno.h>
 #include <signal.h>
@@ -161,6 +167,84 @@ static int do_apply(const char *disk, long count, long period_ms) {
         return 0;
 }
 
+static int do_wait_name(uint64_t since, long timeout_s) {
+        sd_bus *bus = NULL;
+        uint64_t end = now_us(CLOCK_MONOTONIC) + (uint64_t) timeout_s * 1000000;
+        int r;
+
+        r = open_bus(&bus);
+        if (r < 0)
+                return 1;
+        while (now_us(CLOCK_MONOTONIC) < end) {
+                sd_bus_message *reply = NULL;
+                int has = 0;
+
+                r = sd_bus_call_method(bus, "org.freedesktop.DBus", "/org/freedesktop/DBus",
+                                       "org.freedesktop.DBus", "NameHasOwner", NULL, &reply, "s",
+                                       BUS_NAME);
+                if (r >= 0)
+                        r = sd_bus_message_read(reply, "b", &has);
+                sd_bus_message_unref(reply);
+                if (r >= 0 && has) {
+                        printf("%.1f\n", (double) (now_us(CLOCK_REALTIME) - since) / 1000);
+                        sd_bus_unref(bus);
+                        return 0;
+                }
+                sleep_ms(1);
+        }
+        sd_bus_unref(bus);
+        fprintf(stderr, "busprobe: %s has no owner after %ld s\n", BUS_NAME, timeout_s);
+        return 2;
+}
+
+static int cmp_double(const void *a, const void *b) {
+        double x = *(const double *) a, y = *(const double *) b;
+        return (x > y) - (x < y);
+}
+
+static int do_managed_objects(long count) {
+        double ms[1000];
+        sd_bus *bus = NULL;
+        long objects = 0;
+        int r;
+
+        if (count < 1 || count > 1000)
+                return 64;
+        r = open_bus(&bus);
+        if (r < 0)
+                return 1;
+        for (long i = 0; i < count; i++) {
+                sd_bus_error error = SD_BUS_ERROR_NULL;
+                sd_bus_message *reply = NULL;
+                uint64_t t0 = now_us(CLOCK_MONOTONIC);
+
+                r = sd_bus_call_method(bus, BUS_NAME, "/org/iosched1", "org.freedesktop.DBus.ObjectManager",
+                                       "GetManagedObjects", &error, &reply, NULL);
+                if (r < 0) {
+                        fprintf(stderr, "busprobe: GetManagedObjects: %s\n", error.message ?: strerror(-r));
+                        sd_bus_error_free(&error);
+                        sd_bus_unref(bus);
+                        return 1;
+                }
+                /* Walk the whole reply, as a client that uses it must. */
+                objects = 0;
+                r = sd_bus_message_enter_container(reply, 'a', "{oa{sa{sv}}}");
+                while (r > 0 && (r = sd_bus_message_skip(reply, "{oa{sa{sv}}}")) > 0)
+                        objects++;
+                sd_bus_message_unref(reply);
+                if (r < 0) {
+                        fprintf(stderr, "busprobe: cannot parse GetManagedObjects: %s\n", strerror(-r));
+                        sd_bus_unref(bus);
+                        return 1;
+                }
+                ms[i] = (double) (now_us(CLOCK_MONOTONIC) - t0) / 1000;
+        }
+        sd_bus_unref(bus);
+        qsort(ms, (size_t) count, sizeof(double), cmp_double);
+        printf("%ld %.2f %.2f\n", objects, ms[(count - 1) / 2], ms[count - 1]);
+        return 0;
+}
+
 static long num(const char *s, long max) {
         char *end;
         long v;
@@ -186,7 +270,12 @@ int main(int argc, char *argv[]) {
                 printf("%llu\n", (unsigned long long) now_us(CLOCK_REALTIME));
                 return 0;
         }
+        if (argc == 4 && strcmp(argv[1], "wait-name") == 0)
+                return do_wait_name(strtoull(argv[2], NULL, 10), num(argv[3], 3600));
+        if (argc == 3 && strcmp(argv[1], "managed-objects") == 0)
+                return do_managed_objects(num(argv[2], 1000));
         fprintf(stderr, "usage: busprobe reads PERIOD_MS OUTFILE | wait-applied SINCE_US TIMEOUT_S "
-                        "DISK... | apply DISK [COUNT PERIOD_MS] | now\n");
+                        "DISK... | apply DISK [COUNT PERIOD_MS] | now | wait-name SINCE_US TIMEOUT_S | "
+                        "managed-objects COUNT\n");
         return 64;
 }

@@ -9,6 +9,8 @@
  * serial console log:
  *
  *   KT same <attr> <write_median_us> <write_min_us> <write_max_us> <n> <open_write_close_median_us>
+ *   KT shared <seconds> <sibling_changes> <same_writes> <ebusy> <errors>
+ *   KT modprobe <attr> <modprobe_runs> <writes>
  *   KT add <n> <p50_us> <p99_us> <max_us> <sched_ok>
  *   KT addbench <n> <p50_us> <p99_us> <max_us> <sched_ok>
  *   KT elvset <calls> <p50_us> <p99_us> <calls_quiescing> <sync_rcu_calls> <sync_rcu_p50_us>
@@ -35,6 +37,7 @@
 #include <unistd.h>
 
 #define NULLB_CFS "/sys/kernel/config/nullb"
+#define CGROUP2 "/sys/fs/cgroup"
 #define TRACEFS "/sys/kernel/tracing"
 #define SAMPLES 20
 #define ADD_DISKS 64
@@ -177,24 +180,32 @@ static uint64_t pct(const uint64_t *v, int n, int p)
 /*
  * One untimed write first (it may be a real change, e.g. the first
  * max_sectors_kb write also records a user limit), then SAMPLES timed ones.
+ * Every write must return @want_err (0: success, else a negative errno): a
+ * write that must fail, such as an unknown scheduler name, is timed too.
  */
-static void same_value(const char *disk, const char *label, const char *attr,
-                       const char *val)
+static void same_value_path(const char *path, const char *label, const char *val,
+                            int want_err)
 {
         uint64_t t[SAMPLES], w[SAMPLES], t0;
         int i, r;
 
-        r = qwrite(disk, attr, val);
-        if (r < 0) {
+        if (access(path, F_OK) < 0) {
+                printf("KT info missing %s\n", label);
+                return;
+        }
+        r = write_attr(path, val);
+        if (r < 0 && r != want_err) {
                 check(false, label, "warm-up write of '%s' failed: %s", val, strerror(-r));
                 return;
         }
         for (i = 0; i < SAMPLES; i++) {
                 t0 = now_us();
-                r = qwrite_timed(disk, attr, val, &w[i]);
+                r = write_attr_timed(path, val, &w[i]);
                 t[i] = now_us() - t0;
-                if (r < 0) {
-                        check(false, label, "write %d of '%s' failed: %s", i, val, strerror(-r));
+                if (r != want_err) {
+                        check(false, label, "write %d of '%s': %s, expected %s", i, val,
+                              r ? strerror(-r) : "success",
+                              want_err ? strerror(-want_err) : "success");
                         return;
                 }
         }
@@ -208,12 +219,25 @@ static void same_value(const char *disk, const char *label, const char *attr,
         fflush(stdout);
 }
 
+static void same_value(const char *disk, const char *label, const char *attr,
+                       const char *val)
+{
+        char p[256];
+
+        qpath(p, sizeof(p), disk, attr);
+        same_value_path(p, label, val, 0);
+}
+
 static void same_current(const char *disk, const char *label, const char *attr)
 {
         char cur[64];
         int r;
 
         r = qread(disk, attr, cur, sizeof(cur));
+        if (r == -ENOENT) {
+                printf("KT info missing %s\n", label);
+                return;
+        }
         if (r < 0) {
                 check(false, label, "read failed: %s", strerror(-r));
                 return;
@@ -234,8 +258,8 @@ static int nullb_attr(const char *name, const char *attr, const char *val)
  * mq-deadline by default) and return its disk name.  The power write is
  * where add_disk() runs; its duration is returned in @ret_us.
  */
-static int nullb_create(const char *name, bool memory_backed, char *disk, size_t size,
-                        uint64_t *ret_us)
+static int nullb_create(const char *name, bool memory_backed, bool shared_tags, char *disk,
+                        size_t size, uint64_t *ret_us)
 {
         char p[256];
         uint64_t t0;
@@ -247,7 +271,8 @@ static int nullb_create(const char *name, bool memory_backed, char *disk, size_t
         if ((r = nullb_attr(name, "size", memory_backed ? "128" : "1024")) < 0 ||
             (r = nullb_attr(name, "submit_queues", "1")) < 0 ||
             (r = nullb_attr(name, "poll_queues", "0")) < 0 ||
-            (r = nullb_attr(name, "memory_backed", memory_backed ? "1" : "0")) < 0)
+            (r = nullb_attr(name, "memory_backed", memory_backed ? "1" : "0")) < 0 ||
+            (shared_tags && (r = nullb_attr(name, "shared_tags", "1")) < 0))
                 return r;
         t0 = now_us();
         r = nullb_attr(name, "power", "1");
@@ -272,15 +297,120 @@ static void nullb_remove(const char *name)
         rmdir(p);
 }
 
+/*
+ * request_module() runs the program named in /proc/sys/kernel/modprobe; a
+ * script that only logs its call counts the runs.
+ */
+#define MODPROBE_LOG "/tmp/modprobe.log"
+#define MODPROBE_SCRIPT "/tmp/modprobe-count"
+
+static int modprobe_setup(void)
+{
+        static const char script[] = "#!/bin/sh\necho \"$*\" >> " MODPROBE_LOG "\n";
+        int fd, r = 0;
+
+        fd = open(MODPROBE_SCRIPT, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0755);
+        if (fd < 0)
+                return -errno;
+        if (write(fd, script, strlen(script)) != (ssize_t)strlen(script))
+                r = -EIO;
+        close(fd);
+        return r ? r : write_attr("/proc/sys/kernel/modprobe", MODPROBE_SCRIPT);
+}
+
+static long modprobe_runs(void)
+{
+        FILE *f = fopen(MODPROBE_LOG, "re");
+        long n = 0;
+        int c;
+
+        if (!f)
+                return 0;
+        while ((c = fgetc(f)) != EOF)
+                n += c == '\n';
+        fclose(f);
+        return n;
+}
+
+/*
+ * Writes that change nothing because they are clamped to the current value,
+ * or that fail: they should cost no more than a read.
+ */
+static void test_same_failing(const char *disk)
+{
+        char p[256], nr[32];
+        long runs;
+
+        /* nr_requests below the minimum (4) is clamped to it. */
+        if (qread(disk, "nr_requests", nr, sizeof(nr)) == 0 &&
+            qwrite(disk, "nr_requests", "4") == 0) {
+                same_value(disk, "nr_requests:below-min", "nr_requests", "1");
+                qwrite(disk, "nr_requests", nr);
+        }
+        qpath(p, sizeof(p), disk, "scheduler");
+        runs = modprobe_runs();
+        same_value_path(p, "scheduler:unknown", "bogus", -EINVAL);
+        printf("KT modprobe scheduler:unknown %ld %d\n", modprobe_runs() - runs, SAMPLES + 1);
+        /* async_depth needs an elevator: on none every write fails. */
+        if (qwrite(disk, "scheduler", "none") == 0) {
+                qpath(p, sizeof(p), disk, "async_depth");
+                same_value_path(p, "async_depth:none", "8", -EINVAL);
+        }
+        if (qwrite(disk, "scheduler", "mq-deadline") < 0)
+                check(false, "setup", "switch back to mq-deadline failed");
+}
+
+/* The disk's MAJ:MIN, as the io.cost.* files key their lines. */
+static int disk_devno(const char *disk, char *buf, size_t size)
+{
+        char p[256];
+
+        snprintf(p, sizeof(p), "/sys/block/%s/dev", disk);
+        return read_attr(p, buf, size);
+}
+
+/*
+ * io.cost.qos and io.cost.model of the cgroup2 root (init mounts it): the
+ * warm-up write sets up iocost and the user parameters; the timed ones
+ * write the same parameters again, as systemd's iocost udev rule does on
+ * every event.  iocost is disabled again afterwards (a real change).
+ */
+static void test_same_iocost(const char *disk)
+{
+        char devno[32], val[256];
+
+        if (disk_devno(disk, devno, sizeof(devno)) < 0) {
+                check(false, "iocost", "cannot read the device number of %s", disk);
+                return;
+        }
+        snprintf(val, sizeof(val), "%s enable=1 ctrl=user rpct=95.00 rlat=5000 "
+                 "wpct=95.00 wlat=5000 min=50.00 max=150.00", devno);
+        same_value_path(CGROUP2 "/io.cost.qos", "io.cost.qos", val, 0);
+        snprintf(val, sizeof(val), "%s ctrl=user model=linear rbps=2000000000 "
+                 "rseqiops=100000 rrandiops=100000 wbps=1000000000 wseqiops=50000 "
+                 "wrandiops=50000", devno);
+        same_value_path(CGROUP2 "/io.cost.model", "io.cost.model", val, 0);
+        snprintf(val, sizeof(val), "%s enable=0", devno);
+        if (access(CGROUP2 "/io.cost.qos", F_OK) == 0 &&
+            write_attr(CGROUP2 "/io.cost.qos", val) < 0)
+                check(false, "iocost", "disabling iocost on %s failed", disk);
+}
+
 static void test_same(const char *disk)
 {
         static const char *const scheds[] = { "none", "mq-deadline", "bfq" };
+        bool counting = modprobe_setup() == 0;
         char label[64];
+        long runs;
         size_t i;
 
         for (i = 0; i < sizeof(scheds) / sizeof(scheds[0]); i++) {
                 snprintf(label, sizeof(label), "scheduler:%s", scheds[i]);
+                runs = modprobe_runs();
                 same_value(disk, label, "scheduler", scheds[i]);
+                if (counting)
+                        printf("KT modprobe %s %ld %d\n", label, modprobe_runs() - runs,
+                               SAMPLES + 1);
         }
         /* wbt is on by default with mq-deadline (bfq turns it off). */
         if (qwrite(disk, "scheduler", "mq-deadline") < 0)
@@ -289,6 +419,9 @@ static void test_same(const char *disk)
         same_current(disk, "nr_requests", "nr_requests");
         same_current(disk, "read_ahead_kb", "read_ahead_kb");
         same_current(disk, "max_sectors_kb", "max_sectors_kb");
+        same_current(disk, "async_depth", "async_depth");
+        test_same_failing(disk);
+        test_same_iocost(disk);
 }
 
 static void expect_sched(const char *disk, const char *want)
@@ -375,7 +508,7 @@ static void test_add(void)
 
         for (i = 0; i < ADD_DISKS; i++) {
                 snprintf(name, sizeof(name), "add%d", i);
-                r = nullb_create(name, false, disk, sizeof(disk), &t[n]);
+                r = nullb_create(name, false, false, disk, sizeof(disk), &t[n]);
                 if (r < 0) {
                         check(false, "add", "creating %s failed: %s", name, strerror(-r));
                         break;
@@ -559,7 +692,7 @@ static void test_add_bench(int n)
         traced = trace_start() == 0;
         for (i = 0; i < n; i++) {
                 snprintf(name, sizeof(name), "b%d", i);
-                r = nullb_create(name, false, disk, sizeof(disk), &t[added]);
+                r = nullb_create(name, false, false, disk, sizeof(disk), &t[added]);
                 if (r < 0) {
                         check(false, "addbench", "creating %s failed: %s", name, strerror(-r));
                         break;
@@ -627,6 +760,8 @@ static void stress_worker(char *const *disks, int ndisks, uint64_t end, bool sam
                                         timed_write(disk, "wbt_lat_usec", cur, false, &st);
                                 if (qread(disk, "max_sectors_kb", cur, sizeof(cur)) == 0)
                                         timed_write(disk, "max_sectors_kb", cur, false, &st);
+                                if (qread(disk, "nr_requests", cur, sizeof(cur)) == 0)
+                                        timed_write(disk, "nr_requests", cur, false, &st);
                         } else {
                                 timed_write(disk, "scheduler", scheds[(i + d) % 4], true, &st);
                                 timed_write(disk, "wbt_lat_usec", lats[i % 4], true, &st);
@@ -690,6 +825,86 @@ static void test_stress(char *const *disks, int ndisks, int seconds)
               (unsigned long long)total.slowest);
 }
 
+/*
+ * Two disks sharing one tag set (null_blk shared_tags=1), like the LUNs of a
+ * SCSI host or the namespaces of an NVMe controller: a child switches the
+ * scheduler and nr_requests of the first in a loop, while the current
+ * scheduler and nr_requests of the second are written again, first with
+ * mq-deadline, then with none.  Those writes change nothing and must never
+ * fail, EBUSY included.
+ */
+static void test_shared(int seconds)
+{
+        static const char *const scheds[] = { "none", "mq-deadline", "kyber", "bfq" };
+        static const char *const nrs[] = { "32", "64", "48" };
+        unsigned long same = 0, ebusy = 0, errors = 0, changes = 0;
+        char s0[32], s1[32], cur[64], nr[32];
+        int pfd[2], phase, status, r;
+        uint64_t end;
+        pid_t pid;
+
+        if (nullb_create("s0", false, true, s0, sizeof(s0), NULL) < 0 ||
+            nullb_create("s1", false, true, s1, sizeof(s1), NULL) < 0) {
+                check(false, "shared-tags", "cannot create null_blk disks with shared_tags=1");
+                goto out;
+        }
+        if (pipe(pfd) < 0) {
+                check(false, "shared-tags", "pipe: %s", strerror(errno));
+                goto out;
+        }
+        end = now_us() + (uint64_t)seconds * 1000000;
+        pid = fork();
+        if (pid == 0) {
+                unsigned long i = 0, n = 0;
+
+                close(pfd[0]);
+                while (now_us() < end) {
+                        n += qwrite(s0, "scheduler", scheds[i % 4]) == 0;
+                        n += qwrite(s0, "nr_requests", nrs[i % 3]) == 0;
+                        i++;
+                }
+                if (write(pfd[1], &n, sizeof(n)) != sizeof(n))
+                        _exit(2);
+                _exit(0);
+        }
+        close(pfd[1]);
+        for (phase = 0; phase < 2; phase++) {
+                uint64_t phase_end = now_us() + (uint64_t)seconds * 1000000 / 2;
+
+                /* The switch itself is a change and may see EBUSY: retry. */
+                while (qwrite(s1, "scheduler", phase ? "none" : "mq-deadline") == -EBUSY &&
+                       now_us() < phase_end)
+                        ;
+                while (now_us() < phase_end) {
+                        if (current_sched(s1, cur, sizeof(cur)) < 0 ||
+                            qread(s1, "nr_requests", nr, sizeof(nr)) < 0) {
+                                errors++;
+                                continue;
+                        }
+                        r = qwrite(s1, "scheduler", cur);
+                        r = r ? r : qwrite(s1, "nr_requests", nr);
+                        if (r == -EBUSY)
+                                ebusy++;
+                        else if (r < 0)
+                                errors++;
+                        else
+                                same++;
+                }
+        }
+        if (read(pfd[0], &changes, sizeof(changes)) != sizeof(changes))
+                errors++;
+        close(pfd[0]);
+        if (waitpid(pid, &status, 0) < 0 || !WIFEXITED(status) || WEXITSTATUS(status))
+                errors++;
+        printf("KT shared %d %lu %lu %lu %lu\n", seconds, changes, same, ebusy, errors);
+        check(same > 0 && changes > 0 && !ebusy && !errors, "shared-tags-no-ebusy",
+              "%lu same-value scheduler+nr_requests writes while the sibling changed %lu "
+              "times: %lu EBUSY, %lu errors", same, changes, ebusy, errors);
+out:
+        nullb_remove("s1");
+        nullb_remove("s0");
+}
+
 /* 4k O_DIRECT reads at QD1 for @seconds: unplugged scheduler inserts. */
 static void test_iops(const char *disk, const char *sched, int seconds)
 {
@@ -746,8 +961,8 @@ int main(int argc, char **argv)
 
         if (argc == 2 && !strcmp(argv[1], "setup")) {
                 /* Two memory-backed single-queue disks for the tests and for dd. */
-                if (nullb_create("t0", true, d0, sizeof(d0), NULL) < 0 ||
-                    nullb_create("t1", true, d1, sizeof(d1), NULL) < 0) {
+                if (nullb_create("t0", true, false, d0, sizeof(d0), NULL) < 0 ||
+                    nullb_create("t1", true, false, d1, sizeof(d1), NULL) < 0) {
                         fprintf(stderr, "cannot create null_blk disks\n");
                         return 1;
                 }
@@ -760,6 +975,7 @@ int main(int argc, char **argv)
                 test_same(argv[2]);
                 test_changes(argv[2]);
                 test_add();
+                test_shared(6);
                 test_iops(argv[3], "mq-deadline", 3);
                 test_iops(argv[3], "none", 3);
         } else if (argc == 5 && !strcmp(argv[1], "stress")) {

@@ -26,7 +26,7 @@ leftovers() {
         { cat "$TEST_TMP/run-all.log" "$TEST_TMP/run-all.txt" >&2; fail "bench/run-all --smoke failed"; }
 grep -q '^## Summary' "$TEST_TMP/run-all.txt" || fail "no summary table"
 benches="apply-unchanged exec-time event-cost side-effects latency storm"
-[ -x "$IOSCHED_BUILD_DIR/daemon/ioschedd" ] && benches+=" daemon-idle"
+[ -x "$IOSCHED_BUILD_DIR/daemon/ioschedd" ] && benches+=" daemon-idle scale"
 for b in $benches; do
         grep -q "^$b: ok" "$TEST_TMP/run-all.txt" || fail "$b did not run: $(grep "^$b:" "$TEST_TMP/run-all.txt")"
         grep -q "^| $b " "$TEST_TMP/run-all.txt" || fail "$b put nothing in the summary"

@@ -68,11 +68,14 @@ IOSCHEDD_LOG="$TEST_TMP/ioschedd.log"
 # (it takes the name after its first pass over every disk).
 # IOSCHEDD_WRAPPER: a command to run ioschedd under (tools/test-valgrind sets valgrind); it
 # must exec ioschedd in the same process, so that IOSCHEDD_PID is the daemon's.
+# Its engine marker goes to $IOSCHEDD_RUNTIME_DIR, never the machine's /run/ioschedd.
+IOSCHEDD_RUNTIME_DIR="$TEST_TMP/run-ioschedd"
 ioschedd_start() {
         local steps=200
         [ -n "${IOSCHEDD_WRAPPER:-}" ] && steps=2400
         # shellcheck disable=SC2086
-        ${IOSCHEDD_WRAPPER:-} "$IOSCHEDD" --log-level=debug "$@" >>"$IOSCHEDD_LOG" 2>&1 &
+        ${IOSCHEDD_WRAPPER:-} "$IOSCHEDD" --log-level=debug --runtime-dir="$IOSCHEDD_RUNTIME_DIR" "$@" \
+                >>"$IOSCHEDD_LOG" 2>&1 &
         IOSCHEDD_PID=$!
         on_exit "ioschedd_stop"
         local i
