@@ -100,6 +100,7 @@ enum {
         DISK_OBJECT_LAST_ERROR,
         _DISK_OBJECT_FIELD_MAX,
 };
+_Static_assert(_DISK_OBJECT_FIELD_MAX <= 64, "the dirty mask is a uint64_t");
 
 struct DiskObject {
         Manager *manager;
