@@ -74,6 +74,10 @@ guest_start() {
 # sets guest_boot_id. Fails after $boot_timeout seconds or when QEMU exits.
 guest_wait_ready() {
 	local deadline=$((SECONDS + boot_timeout)) line= part
+	if [ -n "${guest_ready_seen:-}" ] && [ "$guest_ready_seen" != "${guest_boot_id:-}" ]; then
+		guest_boot_id=$guest_ready_seen
+		return 0
+	fi
 	while :; do
 		if IFS= read -r -t 5 part <&"$agent_r"; then
 			line+=$part
@@ -121,7 +125,8 @@ guest() {
 				return "${line#"@@END $id "}"
 				;;
 			"@@READY "*)
-				guest_boot_id=${line#@@READY }
+				# guest_wait_ready takes it from here.
+				guest_ready_seen=${line#@@READY }
 				log "guest rebooted during: $*"
 				return 125
 				;;
@@ -146,14 +151,15 @@ IOSCHED_EOF"
 
 # guest_reboot: reboot and wait for the next boot's agent.
 guest_reboot() {
-	guest 'systemctl --no-block reboot' >/dev/null || true
+	# Delayed, so that the agent answers before systemd stops it.
+	guest '(sleep 1; systemctl reboot) >/dev/null 2>&1 &' >/dev/null || true
 	guest_wait_ready
 }
 
 # guest_stop: power off (QEMU exits), killing QEMU if it does not within a minute.
 guest_stop() {
 	[ -n "$qemu_pid" ] || return 0
-	guest 'systemctl --no-block poweroff' >/dev/null 2>&1 || true
+	guest '(sleep 1; systemctl poweroff) >/dev/null 2>&1 &' >/dev/null 2>&1 || true
 	local i
 	for i in $(seq 60); do
 		kill -0 "$qemu_pid" 2>/dev/null || break
@@ -164,4 +170,5 @@ guest_stop() {
 	qemu_pid=
 	exec {agent_w}>&- {agent_r}<&-
 	guest_boot_id=
+	guest_ready_seen=
 }

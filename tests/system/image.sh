@@ -53,7 +53,8 @@ image_root() {
 	root=$cache/root-$key
 	if [ ! -f "$root/.iosched-done" ]; then
 		mirror=$("$src_dir/tools/debian-mirror") || die "no Debian mirror in /etc/apt; set IOSCHED_DEBIAN_MIRROR"
-		rm -rf "$root"
+		# Images of other keys are stale: keep the cache to one image.
+		rm -rf "$cache"/root-* "$cache"/disk-*.img "$cache"/stage-*
 		log "debootstrap $image_suite ($mirror) into $root"
 		debootstrap --variant=minbase --include="$image_pkgs" \
 			--keyring=/usr/share/keyrings/debian-archive-keyring.gpg \
