@@ -61,6 +61,10 @@ bench_init() {
         mkdir -p "$BENCH_OUT"
         trap _bench_cleanup EXIT
         trap 'exit 130' INT TERM
+        # An installed iosched rule must not act on the benchmark's devices (tests/lib/udevd.sh).
+        local shield
+        shield=$(udev_shield)
+        bench_on_exit "rm -f '$shield'; udevadm control --reload"
         BENCH_RUN_ID="$$-$RANDOM"
         blog "start: $(bench_host)"
 }
@@ -69,7 +73,22 @@ bench_init() {
 bench_host() {
         printf 'kernel %s, %s CPUs, load %s' "$(uname -r)" "$(nproc)" "$(cut -d' ' -f1-3 /proc/loadavg)"
 }
-bench_load1() { cut -d' ' -f1 /proc/loadavg; }
+# bench_load1: the 1-min load average at the start of a round, printed for the record. A round
+# starts once the load has settled to 1.0 or less (the previous round's own fio and writers
+# raise it), waiting at most BENCH_SETTLE_S seconds (default 30; none in a smoke run): what
+# the record shows is then another process's load, which a quiet run must not have
+# (bench/update-doc refuses a run with any recorded load above 1.5).
+bench_load1() {
+        local l end=$((SECONDS + ${BENCH_SETTLE_S:-30}))
+        [ "$BENCH_SMOKE" = 1 ] && end=0
+        while :; do
+                l=$(cut -d' ' -f1 /proc/loadavg)
+                awk -v l="$l" 'BEGIN { exit !(l <= 1.0) }' && break
+                [ $SECONDS -lt $end ] || break
+                sleep 1
+        done
+        echo "$l"
+}
 
 # bench_loops N [SIZE_MB] -> BENCH_LOOPS=(loopN ...): new loop devices backed by files in
 # /dev/shm, removed at exit.

@@ -606,6 +606,17 @@ static int verb_set(sd_bus *bus, char **args) {
         return r;
 }
 
+/* From the attribute and tunable tables: shell completion asks the program, not a copy. */
+static int list_keys(void) {
+        _cleanup_(strv_freep) char **keys = NULL;
+
+        if (setting_keys(&keys) < 0)
+                return log_oom();
+        for (char **k = keys; *k; k++)
+                puts(*k);
+        return 0;
+}
+
 static void help(void) {
         printf("%s [OPTIONS...] COMMAND ...\n\n"
                "Look at and change the I/O policy ioschedd keeps.\n\n"
@@ -625,7 +636,8 @@ static void help(void) {
                "     --json                JSON output (status, explain, plan)\n"
                "     --runtime             set, reset: until reboot (/run/iosched.d), not /etc\n"
                "     --no-legend           No column headers\n"
-               "     --no-ask-password     Do not ask for a password (polkit) \n\n"
+               "     --no-ask-password     Do not ask for a password (polkit) \n"
+               "     --list-keys           Print the keys \"set\" takes, one per line\n\n"
                "The bus is the system bus, or $DBUS_SYSTEM_BUS_ADDRESS.\n",
                program_invocation_short_name);
 }
@@ -637,6 +649,7 @@ static int parse_argv(int argc, char *argv[]) {
                 ARG_RUNTIME,
                 ARG_NO_LEGEND,
                 ARG_NO_ASK_PASSWORD,
+                ARG_LIST_KEYS,
         };
         static const struct option options[] = {
                 { "help", no_argument, NULL, 'h' },
@@ -645,6 +658,7 @@ static int parse_argv(int argc, char *argv[]) {
                 { "runtime", no_argument, NULL, ARG_RUNTIME },
                 { "no-legend", no_argument, NULL, ARG_NO_LEGEND },
                 { "no-ask-password", no_argument, NULL, ARG_NO_ASK_PASSWORD },
+                { "list-keys", no_argument, NULL, ARG_LIST_KEYS },
                 {}
         };
         int c;
@@ -669,6 +683,8 @@ static int parse_argv(int argc, char *argv[]) {
                 case ARG_NO_ASK_PASSWORD:
                         arg.ask_password = false;
                         break;
+                case ARG_LIST_KEYS:
+                        return list_keys();
                 default:
                         return -EINVAL;
                 }

@@ -184,6 +184,22 @@ int setting_key_parse(const char *key, const AttrInfo **ret_attr, char **ret_tun
         return 0;
 }
 
+int setting_keys(char ***ret) {
+        _cleanup_(strv_freep) char **keys = calloc(1, sizeof(char *));
+        const char *t;
+
+        if (!keys)
+                return -ENOMEM;
+        for (AttrId id = 0; id < _ATTR_MAX; id++)
+                if (id != ATTR_IOSCHED && strv_extend(&keys, attr_table[id].key) < 0)
+                        return -ENOMEM;
+        for (size_t i = 0; (t = tunable_by_index(i, NULL)); i++)
+                if (strv_push(&keys, strdup_printf(IOSCHED_KEY_PREFIX "%s", t)) < 0)
+                        return -ENOMEM;
+        *ret = TAKE_PTR(keys);
+        return 0;
+}
+
 bool scheduler_name_is_valid(const char *name) {
         size_t n = 0;
 

@@ -63,6 +63,17 @@ const AttrInfo *attr_from_key(const char *key);
  */
 int setting_key_parse(const char *key, const AttrInfo **ret_attr, char **ret_tunable);
 
+/**
+ * setting_keys() - every settings key, from the tables: the attributes' keys in table order,
+ * then "iosched.<tunable>" for each known tunable
+ * @ret: a new NULL-terminated list; untouched on failure
+ *
+ * For "ioschedctl --list-keys" (shell completion) and the tests that keep lists complete.
+ *
+ * Return: 0, -ENOMEM.
+ */
+int setting_keys(char ***ret);
+
 /* A desired or current value. */
 typedef struct Value {
         int64_t num;            /* INT, BOOL, WBT (-1 = kernel default, 0 = off) */

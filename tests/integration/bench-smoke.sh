@@ -36,6 +36,26 @@ grep -E '^\| side-effects +\| blind "none" rewrite: nr_requests configured 32 +\
         "$TEST_TMP/run-all.txt" >/dev/null || fail "side-effects gave no figure"
 [ "$(leftovers)" = "0 0 0" ] || fail "left behind after run-all (loops, dirs, rules): $(leftovers)"
 
+# bench/update-doc pastes a quiet run and refuses a noisy one (every recorded load <= 1.5), or
+# marks every table with --noisy; on a copy of the document, with the smoke run's loads set.
+doc="$TEST_TMP/doc/benchmarks.md"
+mkdir -p "$TEST_TMP/doc"
+cp "$IOSCHED_SRC_DIR/docs/benchmarks.md" "$doc"
+quiet="$TEST_TMP/quiet" loud="$TEST_TMP/loud"
+cp -r "$TEST_TMP/out" "$quiet"
+sed -i 's/^\(load (1 min) at each [a-z]*:\).*/\1 0.50 1.00 1.50/' "$quiet"/*.txt
+sed -i 's/^\(load [a-z-]*:\).*/\1 0.30/' "$quiet/run-all.log"
+cp -r "$quiet" "$loud"
+sed -i 's/^\(load (1 min) at each [a-z]*:\).*/\1 0.50 1.51/' "$loud/latency.txt"
+IOSCHED_BENCH_DOC=$doc "$bench/update-doc" "$loud" 2>"$TEST_TMP/loud.err" &&
+        fail "update-doc pasted a run with a load of 1.51"
+grep -q 'latency 1.51' "$TEST_TMP/loud.err" || fail "update-doc did not name the high load: $(cat "$TEST_TMP/loud.err")"
+cmp -s "$doc" "$IOSCHED_SRC_DIR/docs/benchmarks.md" || fail "a refused run changed the document"
+IOSCHED_BENCH_DOC=$doc "$bench/update-doc" "$quiet" >/dev/null 2>&1 || fail "update-doc refused a quiet run"
+grep -q 'Noisy run' "$doc" && fail "a quiet run was marked noisy"
+IOSCHED_BENCH_DOC=$doc "$bench/update-doc" --noisy "$loud" >/dev/null 2>&1 || fail "update-doc --noisy failed"
+grep -q '^\*\*Noisy run\*\* (1-min load up to 1.51' "$doc" || fail "--noisy did not mark the tables"
+
 # Killed half-way: the trap still removes its loop devices.
 "$bench/apply-unchanged" -n 8 -r 1000 >/dev/null 2>&1 &
 pid=$!

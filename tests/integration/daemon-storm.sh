@@ -69,11 +69,16 @@ storm() {
         all_at none || fail "Reload did not switch every disk"
         grep -q failed "$TEST_TMP/reads" && fail "a property read failed during the storm"
         ioschedd_stop
-        awk -v t0="$t0" -v t1="$t1" '
-                { lat = ($2 - $1) / 1e6; if ($2 >= t0 && $1 <= t1) { n++; l[n] = lat; if (lat > max) max = lat }
-                  if ($1 >= t0 && $2 <= t1) inside++ }
-                END { asort(l); printf "%d %d %d %.0f %.0f\n", (t1 - t0) / 1e6, n, inside, max, n ? l[int((n + 1) / 2)] : 0 }' \
-                "$TEST_TMP/reads"
+        # Reads that overlap the storm, their latencies sorted (plain POSIX awk: Debian's default
+        # awk is mawk, which has no asort).
+        local lats="$TEST_TMP/lats" n inside p50 max
+        awk -v t0="$t0" -v t1="$t1" '$2 >= t0 && $1 <= t1 { printf "%.3f\n", ($2 - $1) / 1e6 }' \
+                "$TEST_TMP/reads" | sort -n >"$lats"
+        n=$(wc -l <"$lats")
+        inside=$(awk -v t0="$t0" -v t1="$t1" '$1 >= t0 && $2 <= t1 { k++ } END { print k + 0 }' "$TEST_TMP/reads")
+        p50=$( [ "$n" -gt 0 ] && sed -n "$(((n + 1) / 2))p" "$lats" || echo 0)
+        max=$( [ "$n" -gt 0 ] && tail -n 1 "$lats" || echo 0)
+        printf '%d %d %d %.0f %.0f\n' $(((t1 - t0) / 1000000)) "$n" "$inside" "$max" "$p50"
 }
 
 bus_start

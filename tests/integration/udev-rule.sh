@@ -47,8 +47,7 @@ CONF
 rules=/run/udev/rules.d/60-iosched-test-$$-$RANDOM.rules
 mkdir -p /run/udev/rules.d
 on_exit "rm -f '$rules'; udevadm control --reload"
-sed "s|@LIBEXECDIR@/iosched-apply|$strace_bin -f -qq -y -e trace=openat,write -o $traces/\$kernel.\$env{ACTION}.\$env{SEQNUM} $IOSCHED_APPLY --config $conf|" \
-        "$IOSCHED_SRC_DIR/udev/60-iosched.rules.in" >"$rules"
+udev_rule_from_shipped "$strace_bin -f -qq -y -e trace=openat,write -o $traces/\$kernel.\$env{ACTION}.\$env{SEQNUM} $IOSCHED_APPLY --config $conf" >"$rules"
 grep -q "RUN+=\"$strace_bin .* $IOSCHED_APPLY --config $conf \$kernel\"" "$rules" ||
         fail "the RUN line of the rule was not rewritten: $(grep RUN "$rules")"
 udevadm control --reload
@@ -112,13 +111,14 @@ grep -q "$(basename "$rules"):[0-9]* RUN '$strace_bin " "$TEST_TMP/utest" &&
 ! grep -i "$(basename "$rules").*\(invalid\|error\|unknown\|fail\)" "$TEST_TMP/utest" ||
         fail "udevadm complains about the rule"
 
-log "udevadm test: the shipped rule, alone in a private /run/udev"
+log "udevadm test: the shipped rule, alone in a private /run/udev (and an empty /etc/udev/rules.d)"
 shipped=$IOSCHED_BUILD_DIR/udev/60-iosched.rules
 [ -f "$shipped" ] || fail "$shipped was not built"
 libexec=$(sed -n 's|^RUN+="\(.*\)/iosched-apply \$kernel"$|\1|p' "$shipped")
 [ -n "$libexec" ] || fail "the shipped rule has no RUN of iosched-apply: $(grep RUN "$shipped")"
 unshare -m --propagation private sh -c '
         mount -t tmpfs tmpfs /run/udev &&
+        { [ ! -d /etc/udev/rules.d ] || mount -t tmpfs tmpfs /etc/udev/rules.d; } &&
         mkdir /run/udev/rules.d &&
         cp "$1" /run/udev/rules.d/ &&
         udevadm test --action=add "$2" &&

@@ -144,6 +144,11 @@ sysfs_writes() {
 
 # Make sure a systemd-udevd runs; stop it at exit only if we started it (then UDEVD_OURS=1).
 . "$(dirname "${BASH_SOURCE[0]}")/udevd.sh"
+# Before any loop device exists: an installed iosched rule must not act on this test's devices.
+if [ "$(id -u)" = 0 ] && command -v udevadm >/dev/null; then
+        _shield=$(udev_shield)
+        on_exit "rm -f '$_shield'; udevadm control --reload"
+fi
 UDEVD_OURS=0
 udevd_ensure() {
         local r=0

@@ -25,3 +25,41 @@ udevd_start() {
         echo "systemd-udevd did not answer" >&2
         return 2
 }
+
+# udev_shield: keep an installed iosched off the loop devices of the running test or benchmark.
+# The shipped rule (60-iosched.rules, wherever it is installed: /usr/lib, /lib or /etc) skips a
+# disk whose IOSCHED_IGNORE property is 1; this file, sorted before it, sets the property on loop
+# devices backed by files of the suites (/tmp/iosched-*, /dev/shm/iosched-bench-*) and on loop
+# devices with nothing attached yet (a new index's "add"). The suites' own rules are made from
+# the shipped one without that check. Nothing installed is touched: the shield is a file of its
+# own in /run/udev/rules.d, named after this process. Prints its path: the caller removes it at
+# exit (also on failure or signal); shields of processes that died without doing so go now.
+udev_shield() {
+        local dir=/run/udev/rules.d f pid
+        mkdir -p "$dir"
+        for f in "$dir"/59-iosched-shield-*.rules; do
+                [ -e "$f" ] || continue
+                pid=${f##*-}
+                pid=${pid%.rules}
+                kill -0 "$pid" 2>/dev/null || rm -f "$f"
+        done
+        f=$dir/59-iosched-shield-$$.rules
+        cat >"$f.tmp" <<'RULES'
+# iosched's test suite (tests/lib/udevd.sh udev_shield): while it runs, an installed iosched rule
+# leaves the suite's loop devices alone. Removed when the suite ends.
+SUBSYSTEM=="block", KERNEL=="loop[0-9]*", ATTR{loop/backing_file}=="/tmp/iosched-*|/dev/shm/iosched-bench-*", ENV{IOSCHED_IGNORE}="1"
+SUBSYSTEM=="block", KERNEL=="loop[0-9]*", TEST!="loop/backing_file", ENV{IOSCHED_IGNORE}="1"
+RULES
+        mv -f "$f.tmp" "$f"
+        udevadm control --reload >/dev/null 2>&1 || true
+        echo "$f"
+}
+
+# udev_rule_from_shipped HELPER_CMD: the shipped rule (udev/60-iosched.rules.in) on stdout with
+# its RUN running HELPER_CMD and without the IOSCHED_IGNORE check (the shield sets it on the
+# suites' devices, which the suites' own rules must still handle).
+udev_rule_from_shipped() {
+        local src
+        src="$(dirname "${BASH_SOURCE[0]}")/../../udev/60-iosched.rules.in"
+        sed -e '/ENV{IOSCHED_IGNORE}/d' -e "s|@LIBEXECDIR@/iosched-apply|$1|" "$src"
+}

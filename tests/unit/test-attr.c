@@ -188,6 +188,36 @@ static void test_keys(void **state) {
         }
 }
 
+/* The list "ioschedctl --list-keys" prints: each key once, each one a key setting_key_parse
+ * takes, every attribute and every tunable in it. */
+static void test_setting_keys(void **state) {
+        _cleanup_(strv_freep) char **keys = NULL;
+        const AttrInfo *a;
+        size_t tunables = 0;
+        const char *t;
+
+        assert_int_equal(setting_keys(&keys), 0);
+        for (char **k = keys; *k; k++) {
+                char *tunable = NULL;
+
+                assert_int_equal(setting_key_parse(*k, &a, &tunable), 0);
+                free(tunable);
+                for (char **l = k + 1; *l; l++)
+                        assert_string_not_equal(*k, *l);
+        }
+        for (AttrId id = 0; id < _ATTR_MAX; id++)
+                if (id != ATTR_IOSCHED)
+                        assert_true(strv_contains(keys, attr_get(id)->key));
+        for (size_t i = 0; (t = tunable_by_index(i, NULL)); i++, tunables++) {
+                _cleanup_(freep) char *k = strdup_printf(IOSCHED_KEY_PREFIX "%s", t);
+
+                assert_true(strv_contains(keys, k));
+        }
+        assert_int_equal(strv_length(keys), _ATTR_MAX - 1 + tunables);
+        assert_true(strv_contains(keys, "scheduler"));
+        assert_true(strv_contains(keys, "iosched.read_expire"));
+}
+
 /* The kernel keeps some millisecond tunables in jiffies (msecs_to_jiffies() on store,
  * jiffies_to_msecs() on show): these are the values a real kernel reads back. */
 static void test_tunable_kernel_value(void **state) {
@@ -219,6 +249,7 @@ int main(void) {
                 cmocka_unit_test(test_transport),
                 cmocka_unit_test(test_values),
                 cmocka_unit_test(test_keys),
+                cmocka_unit_test(test_setting_keys),
         };
         return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -17,15 +17,9 @@
 
 /* Every key the configuration takes, from the tables. */
 static char **all_keys(void) {
-        char **keys = calloc(1, sizeof(char *));
-        const char *t;
+        char **keys = NULL;
 
-        assert_non_null(keys);
-        for (AttrId id = 0; id < _ATTR_MAX; id++)
-                if (id != ATTR_IOSCHED)
-                        assert_int_equal(strv_extend(&keys, attr_get(id)->key), 0);
-        for (size_t i = 0; (t = tunable_by_index(i, NULL)); i++)
-                assert_int_equal(strv_push(&keys, strdup_printf(IOSCHED_KEY_PREFIX "%s", t)), 0);
+        assert_int_equal(setting_keys(&keys), 0);
         for (MatchField f = 0; f < _MATCH_MAX; f++)
                 assert_int_equal(
                         strv_push(&keys, strdup_printf(MATCH_KEY_PREFIX "%s", match_field_to_string(f))), 0);
