@@ -79,7 +79,7 @@ boot_record() {
 package_install() {
 	if [ "$package_kind" = deb ]; then
 		guest_put "$package" "/tmp/$(basename "$package")" || return 1
-		guest -t 600 "apt-get install -y --no-download /tmp/$(basename "$package") && rm -f /tmp/$(basename "$package")"
+		guest -t 600 "apt-get install -y /tmp/$(basename "$package") && rm -f /tmp/$(basename "$package")"
 	else
 		guest_put "$package" /tmp/iosched.tar.gz || return 1
 		guest "tar -C / --keep-directory-symlink --no-overwrite-dir -xzf /tmp/iosched.tar.gz && rm /tmp/iosched.tar.gz &&
