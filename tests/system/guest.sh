@@ -2,7 +2,7 @@
 # tests/system/guest.sh: start the QEMU guest, talk to its agent, reboot it, stop it.
 # Sourced by tests/system/run.
 #
-# The channel is a virtio-serial port (org.iosched.agent) on a QEMU "pipe" chardev: two FIFOs
+# The channel is a virtio-serial port (org.system-test.agent) on a QEMU "pipe" chardev: two FIFOs
 # in $tmp that this shell holds open. Chosen over the serial console (kernel and systemd
 # messages interleave with it, and a tty mangles bytes) and over a 9p/virtiofs share (needs
 # modules and a mount before the agent can answer, and gives no exit status): the port is a
@@ -30,7 +30,7 @@ guest_qemu_args() {
 		-append "console=ttyS0 loglevel=4 panic=-1 systemd.show_status=0 rw"
 		-device virtio-serial-pci,id=vser
 		-chardev "pipe,id=agent,path=$tmp/agent"
-		-device virtserialport,bus=vser.0,chardev=agent,name=org.iosched.agent
+		-device virtserialport,bus=vser.0,chardev=agent,name=org.system-test.agent
 		-drive "if=none,id=root,file=$d/root.qcow2,format=qcow2,cache=unsafe"
 		-device virtio-blk-pci,drive=root,num-queues=1,serial=iosroot
 		# NVMe with several I/O queues (one per vCPU: 2).

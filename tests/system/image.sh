@@ -33,14 +33,14 @@ image_configure() {
 	chroot "$root" systemd-machine-id-setup >/dev/null
 	chroot "$root" passwd -dq root
 	chroot "$root" useradd -m -u 1000 -s /bin/bash "$image_user"
-	install -m 0755 "$system_dir/guest/agent" "$root/usr/local/sbin/iosched-test-agent"
-	install -m 0644 "$system_dir/guest/iosched-test-agent.service" "$root/etc/systemd/system/"
-	ln -sf /etc/systemd/system/iosched-test-agent.service \
-		"$root/etc/systemd/system/multi-user.target.wants/iosched-test-agent.service"
+	install -m 0755 "$system_dir/guest/agent" "$root/usr/local/sbin/system-test-agent"
+	install -m 0644 "$system_dir/guest/system-test-agent.service" "$root/etc/systemd/system/"
+	ln -sf /etc/systemd/system/system-test-agent.service \
+		"$root/etc/systemd/system/multi-user.target.wants/system-test-agent.service"
 	# The journal is read after each boot through the agent; a volatile one is enough.
 	mkdir -p "$root/etc/systemd/journald.conf.d"
 	printf '[Journal]\nStorage=volatile\nRateLimitBurst=0\n' \
-		>"$root/etc/systemd/journald.conf.d/iosched-test.conf"
+		>"$root/etc/systemd/journald.conf.d/system-test.conf"
 	# No apt lists in the guest: apt installs the local .deb offline, its dependencies are
 	# in the image.
 	rm -rf "$root"/var/lib/apt/lists/* "$root"/var/cache/apt/archives/*.deb
