@@ -43,7 +43,9 @@ as_user() {
 # disks_probe: one line per test disk: SERIAL NAME ROTATIONAL QUEUES ZONED SCHEDULER, read
 # from sysfs and udev in the guest.
 disks_probe() {
-	guest 'for d in /sys/block/*; do
+	# Disks probed late (SCSI, USB) may still be in udev's queue when the boot is done.
+	guest 'udevadm settle --timeout=120
+	for d in /sys/block/*; do
 		n=${d##*/}
 		[ -e "$d/queue/scheduler" ] || continue
 		s=$(udevadm info -q property -p "$d" | sed -n "s/^ID_SERIAL=//p" | grep -o "ios[a-z0-9]*" | head -n1)
@@ -94,7 +96,7 @@ package_install() {
 # After boot, every disk is at the shipped policy for its class, and the journal has one line
 # per change: disk, key, old -> new, the rule and its file:line.
 check_policy_at_boot() {
-	local json journal serial name rot q zoned sch exp_t exp_s tr want lines line file ln
+	local json journal serial name rot q zoned sch exp_t exp_s tr want lines line file ln missing=
 	disks_probe || { bad "cannot read the disks"; return; }
 	json=$(guest '/usr/libexec/iosched-apply --dry-run --json --all') || bad "iosched-apply --dry-run --json --all failed: $json"
 	journal=$(guest 'journalctl -b -o cat SYSLOG_IDENTIFIER=iosched-apply SYSLOG_IDENTIFIER=ioschedd')
@@ -111,6 +113,7 @@ check_policy_at_boot() {
 		read -r name rot q zoned sch < <(awk -v s="$serial" '$1 == s { print $2, $3, $4, $5, $6 }' "$tmp/disks.txt")
 		if [ -z "$name" ]; then
 			bad "$serial: no such disk in the guest"
+			missing=1
 			continue
 		fi
 		tr=$(printf '%s\n' "$json" | sed -n "s/^{\"disk\":\"$name\",\"transport\":\"\([^\"]*\)\".*/\1/p")
@@ -141,6 +144,7 @@ check_policy_at_boot() {
 			[ "$lines" = 0 ] || bad "$serial ($name): $lines journal lines, but the kernel's value was right"
 		fi
 	done <<<"$expected_policy"
+	[ -z "${missing:-}" ] || guest 'lsblk -o NAME,SERIAL,TRAN; lsmod | grep -E "nvme|ahci|sd_mod|virtio_scsi|uas|usb_storage|xhci"; dmesg | grep -iE "nvme|ahci|scsi|usb-storage|xhci|firmware" | tail -n 20' | sed 's/^/    /'
 }
 
 # udevadm trigger --action=change and a close-after-write (60-block.rules' inotify watch, a

@@ -103,30 +103,44 @@ kernel_package() {
 }
 
 # kernel_prepare NAME: download and unpack the kernel once; sets kernel_dir and kernel_version.
+# Since 7.x Debian splits linux-image-VER into linux-binary-VER (vmlinuz) and
+# linux-modules-VER: those of its dependencies are unpacked with it.
 kernel_prepare() {
-	local suite pkg deb mods
+	local suite pkg deb parts p f
 	read -r suite pkg < <(kernel_package "$1")
 	deb=$(ls "$cache/apt-$suite/archives/${pkg}_"*.deb 2>/dev/null | tail -n1 || true)
-	if [ -z "$deb" ]; then
-		log "downloading $pkg ($suite)"
-		(cd "$cache/apt-$suite/archives" && kernel_apt apt-get "$suite" -qq download "$pkg") >&2 ||
-			die "apt-get download $pkg failed"
-		deb=$(ls "$cache/apt-$suite/archives/${pkg}_"*.deb | tail -n1)
-	fi
+	parts=$(kernel_apt apt-cache "$suite" depends "$pkg" 2>/dev/null |
+		sed -n 's/^ *Depends: \(linux-\(binary\|modules\)-[^ <>]*\)$/\1/p')
+	for p in $pkg $parts; do
+		ls "$cache/apt-$suite/archives/${p}_"*.deb >/dev/null 2>&1 && continue
+		log "downloading $p ($suite)"
+		(cd "$cache/apt-$suite/archives" && kernel_apt apt-get "$suite" -qq download "$p") >&2 ||
+			die "apt-get download $p failed"
+	done
+	deb=$(ls "$cache/apt-$suite/archives/${pkg}_"*.deb | tail -n1)
 	kernel_dir=$cache/kernel-$(basename "$deb" .deb)
 	if [ ! -f "$kernel_dir/.iosched-done" ]; then
-		log "unpacking $(basename "$deb")"
+		log "unpacking $(basename "$deb") $parts"
 		rm -rf "$kernel_dir"
 		mkdir -p "$kernel_dir/modules"
-		dpkg-deb -x "$deb" "$kernel_dir/modules"
+		for p in $pkg $parts; do
+			f=$(ls "$cache/apt-$suite/archives/${p}_"*.deb | tail -n1)
+			dpkg-deb -x "$f" "$kernel_dir/modules"
+		done
 		# Merged /usr or not, the image has /lib -> usr/lib; keep modules at lib/modules.
 		if [ -d "$kernel_dir/modules/usr/lib/modules" ]; then
 			mkdir -p "$kernel_dir/modules/lib"
 			mv "$kernel_dir/modules/usr/lib/modules" "$kernel_dir/modules/lib/"
 		fi
-		mv "$kernel_dir"/modules/boot/vmlinuz-* "$kernel_dir/vmlinuz"
-		rm -rf "$kernel_dir/modules/boot" "$kernel_dir/modules/usr"
 		kernel_version=$(ls "$kernel_dir/modules/lib/modules")
+		f=$(ls "$kernel_dir"/modules/boot/vmlinuz-* "$kernel_dir/modules/lib/modules/$kernel_version/vmlinuz" 2>/dev/null | head -n1 || true)
+		[ -n "$f" ] || die "no vmlinuz in $pkg $parts"
+		mv "$f" "$kernel_dir/vmlinuz"
+		rm -rf "$kernel_dir/modules/boot" "$kernel_dir/modules/usr"
+		# Trixie's kernels ship .ko.xz: plain modules for every kernel, one layout for the
+		# initramfs (busybox insmod) and the guest alike.
+		find "$kernel_dir/modules" -name '*.ko.xz' -exec xz -d {} +
+		find "$kernel_dir/modules" -name '*.ko.zst' -exec zstd -q --rm -d {} +
 		depmod -b "$kernel_dir/modules" "$kernel_version"
 		initramfs_build "$kernel_dir" "$kernel_version"
 		touch "$kernel_dir/.iosched-done"
@@ -150,11 +164,7 @@ initramfs_build() {
 	while read -r m; do
 		i=$((i + 1))
 		name=$(printf '%02d-%s' "$i" "$(basename "$m")")
-		case "$m" in
-		*.ko.xz) xz -dc "$m" >"$ir/mod/${name%.xz}" ;;
-		*.ko.zst) zstd -qdc "$m" >"$ir/mod/${name%.zst}" ;;
-		*) cp "$m" "$ir/mod/$name" ;;
-		esac
+		cp "$m" "$ir/mod/$name"
 	done <"$dir/initramfs.modules"
 	(cd "$ir" && find . | cpio -o -H newc --quiet | gzip -1) >"$dir/initramfs.cpio.gz"
 	rm -rf "$ir"
