@@ -43,8 +43,18 @@ as_user() {
 # disks_probe: one line per test disk: SERIAL NAME ROTATIONAL QUEUES ZONED SCHEDULER, read
 # from sysfs and udev in the guest.
 disks_probe() {
-	# Disks probed late (SCSI, USB) may still be in udev's queue when the boot is done.
-	guest 'udevadm settle --timeout=120
+	# Disks probed late (USB, SCSI) may appear after the boot is done: wait for all of them
+	# (two minutes at most; a missing one fails the checks that need it).
+	guest 'for i in $(seq 120); do
+		udevadm settle --timeout=30
+		n=0
+		for s in '"$guest_disk_serials"'; do
+			grep -qs "^$s\$" /sys/block/*/serial /sys/block/*/device/serial 2>/dev/null && n=$((n + 1)) && continue
+			udevadm info -q property -n /dev/disk/by-id/* 2>/dev/null | grep -q "^ID_SERIAL=.*$s" && n=$((n + 1))
+		done
+		[ $n = '"$(wc -w <<<"$guest_disk_serials")"' ] && break
+		sleep 1
+	done
 	for d in /sys/block/*; do
 		n=${d##*/}
 		[ -e "$d/queue/scheduler" ] || continue
