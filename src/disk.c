@@ -69,12 +69,19 @@ Transport transport_classify(const char *name, const char *devpath, const char *
                         return TRANSPORT_USB;
                 if (streq(id_bus, "nvme"))
                         return TRANSPORT_NVME;
+                /* virtio-scsi disks are "scsi" to udev too. */
+                if (streq(id_bus, "scsi"))
+                        return TRANSPORT_SCSI;
         }
         if (devpath) {
                 if (strstr(devpath, "/usb"))
                         return TRANSPORT_USB;
                 if (strstr(devpath, "/ata"))
                         return TRANSPORT_ATA;
+                /* A SCSI target below a virtio device is virtio-scsi: a SCSI disk with SCSI's
+                 * queueing, not virtio-blk (whose disks are named vd*, matched above). */
+                if (strstr(devpath, "/target"))
+                        return TRANSPORT_SCSI;
                 if (strstr(devpath, "/virtio"))
                         return TRANSPORT_VIRTIO;
                 if (strstr(devpath, "/mmc"))
