@@ -58,7 +58,6 @@ if [ -e "$standin" ]; then
 fi
 seen=$TEST_TMP/standin.log
 : >"$seen"
-chmod 0666 "$seen"
 mkdir -p /etc/udev/rules.d
 on_exit "rm -f '$standin'; udevadm control --reload"
 # The shipped rule, RUN replaced by a line in a log: the disk and what backs it.
