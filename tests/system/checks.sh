@@ -352,6 +352,187 @@ check_boot_cost() {
 	[[ "$boot_cost_with" == *"last iosched change"* ]] || bad "iosched changed nothing at boot"
 }
 
+# ---------------------------------------------------------------- iocost (issue 11)
+# On the NVMe disk (cgroup v2 with io in the guest): a drop-in with user qos and a user model.
+# The values as the kernel prints them (two-decimal percentages, model=linear) follow.
+iocost_dropin=/etc/iosched.d/50-system-test-iocost.conf
+iocost_keys="enable=yes ctrl=user rpct=95 rlat=5000 wpct=95.5 wlat=10000 min=50 max=150
+model.ctrl=user model.rbps=2706339840 model.rseqiops=89698 model.rrandiops=110036
+model.wbps=1063126016 model.wseqiops=135560 model.wrandiops=130734"
+iocost_qos_want="enable=1 ctrl=user rpct=95.00 rlat=5000 wpct=95.50 wlat=10000 min=50.00 max=150.00"
+iocost_model_want="ctrl=user model=linear rbps=2706339840 rseqiops=89698 rrandiops=110036 wbps=1063126016 wseqiops=135560 wrandiops=130734"
+
+# iocost_lines DISK: the disk's lines of io.cost.qos and io.cost.model without "MAJ:MIN ",
+# as "qos: ..." and "model: ...".
+iocost_lines() {
+	guest "dn=\$(cat /sys/block/$1/dev)
+		echo \"qos: \$(sed -n \"s/^\$dn //p\" /sys/fs/cgroup/io.cost.qos)\"
+		echo \"model: \$(sed -n \"s/^\$dn //p\" /sys/fs/cgroup/io.cost.model)\""
+}
+
+# iocost_ftrace DISK SCRIPT: SCRIPT run in the guest with the function tracer on the kernel's
+# io.cost.qos and io.cost.model write handlers (every writer goes through them); prints SCRIPT's
+# output, then "qos-writes: N" and "model-writes: N" for what SCRIPT did, then the same for a
+# control write of the same value to each file (must be 1 and 1, or the count means nothing).
+iocost_ftrace() {
+	guest "set -e
+		t=/sys/kernel/tracing
+		[ -e \$t/trace ] || mount -t tracefs tracefs \$t
+		for f in ioc_qos_write ioc_cost_model_write; do
+			grep -qx \$f \$t/available_filter_functions || { echo \"no \$f in available_filter_functions\"; exit 1; }
+		done
+		echo 'ioc_qos_write ioc_cost_model_write' >\$t/set_ftrace_filter
+		echo function >\$t/current_tracer
+		echo >\$t/trace
+		echo 1 >\$t/tracing_on
+		$2
+		count() { grep -v '^#' \$t/trace | grep -c \" \$1 *<-\" || true; }
+		echo \"qos-writes: \$(count ioc_qos_write)\"
+		echo \"model-writes: \$(count ioc_cost_model_write)\"
+		grep -v '^#' \$t/trace | head -n 10
+		echo >\$t/trace
+		dn=\$(cat /sys/block/$1/dev)
+		rlat=\$(sed -n \"s/^\$dn .* rlat=\\([0-9]*\\).*/\\1/p\" /sys/fs/cgroup/io.cost.qos)
+		rbps=\$(sed -n \"s/^\$dn .* rbps=\\([0-9]*\\).*/\\1/p\" /sys/fs/cgroup/io.cost.model)
+		echo \"\$dn rlat=\$rlat\" >/sys/fs/cgroup/io.cost.qos
+		echo \"\$dn rbps=\$rbps\" >/sys/fs/cgroup/io.cost.model
+		echo \"control-qos: \$(count ioc_qos_write)\"
+		echo \"control-model: \$(count ioc_cost_model_write)\"
+		echo 0 >\$t/tracing_on
+		echo nop >\$t/current_tracer
+		echo >\$t/set_ftrace_filter"
+}
+
+# iocost_counted OUT WHAT QOS MODEL: the counts of iocost_ftrace's output are QOS and MODEL, and
+# the control writes were counted once each.
+iocost_counted() {
+	local out=$1 what=$2 n
+	n=$(sed -n 's/^control-qos: //p' <<<"$out")
+	[ "$n" = 1 ] || bad "the control write to io.cost.qos was counted ${n:-no} times, not once: the count means nothing"
+	n=$(sed -n 's/^control-model: //p' <<<"$out")
+	[ "$n" = 1 ] || bad "the control write to io.cost.model was counted ${n:-no} times, not once: the count means nothing"
+	n=$(sed -n 's/^qos-writes: //p' <<<"$out")
+	[ "$n" = "$3" ] || bad "$what: ${n:-?} writes to io.cost.qos, want $3"
+	n=$(sed -n 's/^model-writes: //p' <<<"$out")
+	[ "$n" = "$4" ] || bad "$what: ${n:-?} writes to io.cost.model, want $4"
+}
+
+# A drop-in gives the NVMe disk iocost (enable, user qos, user model); after `ioschedctl reload`
+# the kernel's lines for its MAJ:MIN are exactly those values, and the journal has one line per
+# key whose value changed (every key when the disk had no line, as at boot).
+check_iocost_policy() {
+	local dev out before journal k key tok old want n
+	dev=$(disk_of iosnvme)
+	[ -n "$dev" ] || { bad "no NVMe disk"; return; }
+	guest '[ -e /sys/fs/cgroup/io.cost.qos ] && grep -qw io /sys/fs/cgroup/cgroup.controllers' ||
+		{ bad "no cgroup v2 io controller in the guest"; return; }
+	before=$(iocost_lines "$dev") || { bad "cannot read io.cost.*: $before"; return; }
+	echo "$before" | sed "s/^/  $dev before: /"
+	{
+		echo "[rule system-test-iocost]"
+		echo "match.serial = iosnvme"
+		for k in $iocost_keys; do echo "iocost.${k%%=*} = ${k#*=}"; done
+	} >"$tmp/iocost.conf"
+	guest_put "$tmp/iocost.conf" "$iocost_dropin" || { bad "cannot install the drop-in"; return; }
+	out=$(guest 'c=$(journalctl -n0 --show-cursor | sed -n "s/^-- cursor: //p")
+		ioschedctl reload || exit
+		journalctl --after-cursor="$c" -o cat SYSLOG_IDENTIFIER=ioschedd SYSLOG_IDENTIFIER=iosched-apply') ||
+		{ bad "ioschedctl reload failed: $out"; return; }
+	journal=$(grep "^$dev: iocost\." <<<"$out" || true)
+	echo "$journal" | sed 's/^/  journal: /'
+	out=$(iocost_lines "$dev")
+	echo "$out" | sed "s/^/  $dev after:  /"
+	grep -qxF "qos: $iocost_qos_want" <<<"$out" || bad "io.cost.qos: not '$iocost_qos_want'"
+	grep -qxF "model: $iocost_model_want" <<<"$out" || bad "io.cost.model: not '$iocost_model_want'"
+	# One journal line per changed key: compare each key's token before and after.
+	for k in $iocost_keys; do
+		key=iocost.${k%%=*}
+		tok=${k%%=*}
+		tok=${tok#model.}
+		if [[ $key == iocost.model.* ]]; then
+			old=$(sed -n 's/^model: //p' <<<"$before")
+			want=$iocost_model_want
+		else
+			old=$(sed -n 's/^qos: //p' <<<"$before")
+			want=$iocost_qos_want
+		fi
+		old=$(tr ' ' '\n' <<<"$old" | sed -n "s/^$tok=//p")
+		want=$(tr ' ' '\n' <<<"$want" | sed -n "s/^$tok=//p")
+		n=$(grep -c "^$dev: $key .* -> .* (rule system-test-iocost, $iocost_dropin:[0-9]*)$" <<<"$journal" || true)
+		if [ "$old" = "$want" ]; then
+			[ "$n" = 0 ] || bad "$key: $n journal lines, but the kernel had $want already"
+		else
+			[ "$n" = 1 ] || bad "$key: $n journal lines for ${old:-no value} -> $want, want 1"
+		fi
+	done
+}
+
+# Nothing changes, nothing is written: a second apply, a change trigger of every block device
+# and a close-after-write on the NVMe disk (60-block.rules' watch) make 0 writes to io.cost.qos
+# and io.cost.model, counted by the kernel (function tracer on ioc_qos_write and
+# ioc_cost_model_write, whoever writes).
+check_iocost_no_writes() {
+	local dev out
+	dev=$(disk_of iosnvme)
+	out=$(iocost_ftrace "$dev" "ioschedctl apply $dev
+		/usr/libexec/iosched-apply $dev
+		udevadm trigger --action=change --subsystem-match=block
+		udevadm settle
+		dd if=/dev/zero of=/dev/$dev bs=4k count=1 oflag=direct status=none
+		udevadm settle
+		sleep 5
+		busctl get-property org.iosched1 /org/iosched1 org.iosched1.Manager DisksPending") ||
+		{ bad "tracing failed: $out"; return; }
+	echo "$out" | sed 's/^/  /'
+	iocost_counted "$out" "second apply, trigger and close-after-write" 0 0
+}
+
+# One key changed behind iosched's back (iocost.rlat): the helper writes one line to io.cost.qos
+# holding only that key (strace of its writes), nothing to io.cost.model, and logs one line.
+check_iocost_one_key() {
+	local dev out writes
+	dev=$(disk_of iosnvme)
+	out=$(guest "dn=\$(cat /sys/block/$dev/dev)
+		echo \"\$dn rlat=7000\" >/sys/fs/cgroup/io.cost.qos
+		strace -f -qq -y -e trace=write -e signal=none -o /tmp/iocost.strace /usr/libexec/iosched-apply $dev 2>&1 | sed 's/^<[0-7]>//'
+		echo \"status: \${PIPESTATUS[0]}\"
+		grep 'io\\.cost\\.' /tmp/iocost.strace | sed 's/^/write: /'
+		rm -f /tmp/iocost.strace
+		echo \"devnum: \$dn\"") || { bad "strace of iosched-apply failed: $out"; return; }
+	echo "$out" | sed 's/^/  /'
+	grep -qx 'status: 0' <<<"$out" || bad "iosched-apply failed"
+	writes=$(grep '^write: ' <<<"$out" || true)
+	[ "$(grep -c . <<<"$writes")" = 1 ] || bad "$(grep -c . <<<"$writes") writes to io.cost.*, want 1"
+	grep -qE "io\.cost\.qos>, \"$(sed -n 's/^devnum: //p' <<<"$out") rlat=5000(\\\\n)?\"" <<<"$writes" ||
+		bad "the write is not '$(sed -n 's/^devnum: //p' <<<"$out") rlat=5000' to io.cost.qos"
+	[ "$(grep -c "^$dev: iocost\..* -> " <<<"$out")" = 1 ] || bad "not one log line for the change"
+	grep -q "^$dev: iocost\.rlat 7000 -> 5000 (rule system-test-iocost, $iocost_dropin:" <<<"$out" ||
+		bad "no log line 'iocost.rlat 7000 -> 5000' with the rule and file:line"
+	out=$(iocost_lines "$dev")
+	grep -qxF "qos: $iocost_qos_want" <<<"$out" || bad "io.cost.qos not back to the policy: $out"
+}
+
+# SetPolicy of an iocost key over D-Bus (root, busctl) reaches the kernel, and the disk's
+# IOCostQoS property shows it; ResetPolicy brings the drop-in's value back. Then the test's
+# drop-in goes; the disk keeps its iocost values (iosched never undoes a policy).
+check_iocost_setpolicy() {
+	local dev out
+	dev=$(disk_of iosnvme)
+	out=$(guest "busctl call org.iosched1 /org/iosched1 org.iosched1.Manager SetPolicy 'sa{sv}b' $dev 1 iocost.rlat s 6000 true &&
+		echo \"qos: \$(sed -n \"s/^\$(cat /sys/block/$dev/dev) //p\" /sys/fs/cgroup/io.cost.qos)\" &&
+		busctl get-property org.iosched1 /org/iosched1/disk/$dev org.iosched1.Disk IOCostQoS") ||
+		{ bad "SetPolicy failed: $out"; return; }
+	echo "$out" | sed 's/^/  /'
+	grep -qx "qos: ${iocost_qos_want/rlat=5000/rlat=6000}" <<<"$out" || bad "the kernel's io.cost.qos does not have rlat=6000"
+	grep -qx "s \"${iocost_qos_want/rlat=5000/rlat=6000}\"" <<<"$out" || bad "IOCostQoS does not show rlat=6000"
+	out=$(guest "busctl call org.iosched1 /org/iosched1 org.iosched1.Manager ResetPolicy sb $dev true &&
+		busctl get-property org.iosched1 /org/iosched1/disk/$dev org.iosched1.Disk IOCostQoS") ||
+		{ bad "ResetPolicy failed: $out"; return; }
+	echo "  after ResetPolicy: $out"
+	grep -qx "s \"$iocost_qos_want\"" <<<"$out" || bad "IOCostQoS not back to the drop-in's rlat=5000"
+	guest "rm -f $iocost_dropin && ioschedctl reload" >/dev/null || bad "removing the drop-in failed"
+}
+
 # apt remove leaves every disk's values as they are and the rule is gone; apt purge leaves no
 # iosched file behind.
 check_apt_remove() {
