@@ -494,7 +494,7 @@ check_iocost_one_key() {
 	dev=$(disk_of iosnvme)
 	out=$(guest "dn=\$(cat /sys/block/$dev/dev)
 		echo \"\$dn rlat=7000\" >/sys/fs/cgroup/io.cost.qos
-		strace -f -qq -y -e trace=write -e signal=none -o /tmp/iocost.strace /usr/libexec/iosched-apply $dev 2>&1 | sed 's/^<[0-7]>//'
+		strace -f -qq -y -s 256 -e trace=write -e signal=none -o /tmp/iocost.strace /usr/libexec/iosched-apply $dev 2>&1 | sed 's/^<[0-7]>//'
 		echo \"status: \${PIPESTATUS[0]}\"
 		grep 'io\\.cost\\.' /tmp/iocost.strace | sed 's/^/write: /'
 		rm -f /tmp/iocost.strace
@@ -510,6 +510,103 @@ check_iocost_one_key() {
 		bad "no log line 'iocost.rlat 7000 -> 5000' with the rule and file:line"
 	out=$(iocost_lines "$dev")
 	grep -qxF "qos: $iocost_qos_want" <<<"$out" || bad "io.cost.qos not back to the policy: $out"
+}
+
+# iocost_peer_bundle: systemd-iocost as trixie's udev (systemd 257) ships it, for a bookworm
+# guest (udev 252 has no /usr/lib/udev/iocost: it came in systemd 253): the unchanged binary,
+# 90-iocost.rules and iocost.conf from trixie's udev, and trixie's libsystemd-shared, glibc and
+# the libraries they link, run with trixie's own dynamic loader. Prints the tarball's path.
+iocost_peer_pkgs="udev libsystemd-shared libc6 libgcc-s1 libacl1 libblkid1 libcap2 libcrypt1 libmount1
+libssl3t64 libpam0g libseccomp2 libselinux1 libpcre2-8-0 libaudit1 libcap-ng0 zlib1g libzstd1"
+# What the helper links, directly or not (readelf -d, NEEDED, on trixie's 257.13), and
+# libgcc_s, which glibc loads at run time.
+iocost_peer_libs="libsystemd-shared-257.so libc.so.6 libm.so.6 ld-linux-x86-64.so.2 libgcc_s.so.1 libacl.so.1
+libblkid.so.1 libcap.so.2 libcrypt.so.1 libmount.so.1 libcrypto.so.3 libpam.so.0 libseccomp.so.2 libselinux.so.1
+libz.so.1 libzstd.so.1 libaudit.so.1 libpcre2-8.so.0 libcap-ng.so.0"
+iocost_peer_bundle() {
+	local d=$tmp/iocost-peer arch=$cache/apt-trixie/archives p
+	[ -n "$(ls "$cache/apt-trixie/lists/" 2>/dev/null | grep _Packages)" ] ||
+		kernel_apt apt-get trixie update -qq >&2 || return
+	mkdir -p "$arch" "$d/x" "$d/b/lib"
+	# shellcheck disable=SC2086 # a list of package names
+	(cd "$arch" && kernel_apt apt-get trixie -qq download $iocost_peer_pkgs) >&2 || return
+	for p in $iocost_peer_pkgs; do
+		# the newest downloaded version of each (the lists' candidate)
+		dpkg-deb -x "$(ls -v "$arch/${p}_"*.deb | tail -n1)" "$d/x" || return
+	done
+	for p in $iocost_peer_libs; do
+		cp -L "$d/x/usr/lib/x86_64-linux-gnu/$p" "$d/b/lib/" 2>/dev/null ||
+			cp -L "$d/x/usr/lib/x86_64-linux-gnu/systemd/$p" "$d/b/lib/" || return
+	done
+	cp "$d/x/usr/lib/udev/iocost" "$d/b/iocost.real" &&
+		cp "$d/x/usr/lib/udev/rules.d/90-iocost.rules" "$d/x/etc/udev/iocost.conf" "$d/b/" &&
+		dpkg-deb -f "$(ls -v "$arch/udev_"*.deb | tail -n1)" Version >"$d/b/version" &&
+		tar -C "$d/b" -cJf "$d/bundle.tar.xz" . && echo "$d/bundle.tar.xz"
+}
+
+# systemd-iocost side by side: its rule and helper (trixie's, see iocost_peer_bundle) and a test
+# hwdb entry for the NVMe disk holding iosched's own values. 100 change events of the disk:
+# systemd-iocost writes both files on each (it never reads first), iosched 0 times; counted by
+# the kernel per writing process. iosched reports the second writer (IOCostOtherWriter).
+check_iocost_systemd() {
+	local dev bundle out qos model
+	dev=$(disk_of iosnvme)
+	bundle=$(iocost_peer_bundle) || { skip "no systemd-iocost: trixie's udev could not be fetched"; return; }
+	guest_put "$bundle" /tmp/iocost-peer.tar.xz || { bad "cannot copy systemd-iocost to the guest"; return; }
+	qos=${iocost_qos_want#enable=1 ctrl=user }
+	model=${iocost_model_want#ctrl=user model=linear }
+	# The helper is exec'd as /opt/systemd-iocost/bin/iocost, a link to trixie's loader, so the
+	# kernel names the writing process "iocost" (comm is the exec'd file's name).
+	out=$(guest "set -e
+		o=/opt/systemd-iocost
+		mkdir -p \$o/bin
+		tar -C \$o -xJf /tmp/iocost-peer.tar.xz
+		rm /tmp/iocost-peer.tar.xz
+		ln -sf \$o/lib/ld-linux-x86-64.so.2 \$o/bin/iocost
+		printf '#!/bin/sh\nexec %s --library-path %s %s \"\$@\"\n' \$o/bin/iocost \$o/lib \$o/iocost.real >/usr/lib/udev/iocost
+		chmod 755 /usr/lib/udev/iocost
+		cp \$o/90-iocost.rules /usr/lib/udev/rules.d/90-iocost.rules
+		cp \$o/iocost.conf /etc/udev/iocost.conf
+		echo \"systemd-iocost from udev \$(cat \$o/version): \$(/usr/lib/udev/iocost --version | head -n1)\"
+		m=\$(udevadm info -q property -n /dev/$dev | sed -n 's/^ID_MODEL=//p')
+		mkdir -p /etc/udev/hwdb.d
+		printf 'block::name:%s:fwrev:*\n IOCOST_SOLUTIONS=naive\n IOCOST_MODEL_NAIVE=$model\n IOCOST_QOS_NAIVE=$qos\n' \"\$m\" >/etc/udev/hwdb.d/90-system-test-iocost.hwdb
+		systemd-hwdb update
+		udevadm control --reload
+		udevadm trigger --action=change --settle /dev/$dev
+		udevadm info -q property -n /dev/$dev | grep '^IOCOST_'
+		/usr/lib/udev/iocost query /dev/$dev
+		ioschedctl reload
+		busctl get-property org.iosched1 /org/iosched1/disk/$dev org.iosched1.Disk IOCostOtherWriter") ||
+		{ bad "installing systemd-iocost failed: $out"; iocost_peer_remove "$dev"; return; }
+	echo "$out" | sed 's/^/  /'
+	grep -qx 'b true' <<<"$out" || bad "iosched does not report systemd-iocost as a second writer (IOCostOtherWriter)"
+	out=$(iocost_ftrace "$dev" "udevadm settle
+		for i in \$(seq 100); do echo change >/sys/block/$dev/uevent; done
+		udevadm settle --timeout=300
+		sleep 5
+		by() { grep -v '^#' \$t/trace | grep -c \"^ *\$1-[0-9]* .* \$2 *<-\" || true; }
+		for c in iocost iosched-apply ioschedd; do
+			echo \"\$c: \$(by \$c ioc_qos_write) qos, \$(by \$c ioc_cost_model_write) model per 100 change events\"
+		done") || { bad "tracing failed: $out"; iocost_peer_remove "$dev"; return; }
+	echo "$out" | sed 's/^/  /'
+	grep -qx 'iocost: 100 qos, 100 model per 100 change events' <<<"$out" ||
+		bad "systemd-iocost did not write both files once per event"
+	grep -qx 'iosched-apply: 0 qos, 0 model per 100 change events' <<<"$out" || bad "iosched-apply wrote"
+	grep -qx 'ioschedd: 0 qos, 0 model per 100 change events' <<<"$out" || bad "ioschedd wrote"
+	# Every write is one of the two: nothing else wrote.
+	iocost_counted "$out" "100 change events" 100 100
+	iocost_peer_remove "$dev"
+	out=$(iocost_lines "$dev")
+	grep -qxF "qos: $iocost_qos_want" <<<"$out" || bad "io.cost.qos not at the policy after systemd-iocost: $out"
+}
+
+# iocost_peer_remove DISK: systemd-iocost and the test hwdb entry gone again.
+iocost_peer_remove() {
+	guest "rm -rf /opt/systemd-iocost /usr/lib/udev/iocost /usr/lib/udev/rules.d/90-iocost.rules /etc/udev/iocost.conf \
+			/etc/udev/hwdb.d/90-system-test-iocost.hwdb
+		systemd-hwdb update && udevadm control --reload && udevadm trigger --action=change --settle /dev/$1" >/dev/null ||
+		bad "removing systemd-iocost failed"
 }
 
 # SetPolicy of an iocost key over D-Bus (root, busctl) reaches the kernel, and the disk's
