@@ -541,7 +541,7 @@ iocost_peer_bundle() {
 	cp "$d/x/usr/lib/udev/iocost" "$d/b/iocost.real" &&
 		cp "$d/x/usr/lib/udev/rules.d/90-iocost.rules" "$d/x/etc/udev/iocost.conf" "$d/b/" &&
 		dpkg-deb -f "$(ls -v "$arch/udev_"*.deb | tail -n1)" Version >"$d/b/version" &&
-		tar -C "$d/b" -cJf "$d/bundle.tar.xz" . && echo "$d/bundle.tar.xz"
+		tar -C "$d/b" -czf "$d/bundle.tar.gz" . && echo "$d/bundle.tar.gz"
 }
 
 # systemd-iocost side by side: its rule and helper (trixie's, see iocost_peer_bundle) and a test
@@ -552,7 +552,7 @@ check_iocost_systemd() {
 	local dev bundle out qos model
 	dev=$(disk_of iosnvme)
 	bundle=$(iocost_peer_bundle) || { skip "no systemd-iocost: trixie's udev could not be fetched"; return; }
-	guest_put "$bundle" /tmp/iocost-peer.tar.xz || { bad "cannot copy systemd-iocost to the guest"; return; }
+	guest_put "$bundle" /tmp/iocost-peer.tar.gz || { bad "cannot copy systemd-iocost to the guest"; return; }
 	qos=${iocost_qos_want#enable=1 ctrl=user }
 	model=${iocost_model_want#ctrl=user model=linear }
 	# The helper is exec'd as /opt/systemd-iocost/bin/iocost, a link to trixie's loader, so the
@@ -560,8 +560,8 @@ check_iocost_systemd() {
 	out=$(guest "set -e
 		o=/opt/systemd-iocost
 		mkdir -p \$o/bin
-		tar -C \$o -xJf /tmp/iocost-peer.tar.xz
-		rm /tmp/iocost-peer.tar.xz
+		tar -C \$o -xzf /tmp/iocost-peer.tar.gz
+		rm /tmp/iocost-peer.tar.gz
 		ln -sf \$o/lib/ld-linux-x86-64.so.2 \$o/bin/iocost
 		printf '#!/bin/sh\nexec %s --library-path %s %s \"\$@\"\n' \$o/bin/iocost \$o/lib \$o/iocost.real >/usr/lib/udev/iocost
 		chmod 755 /usr/lib/udev/iocost
