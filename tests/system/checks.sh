@@ -389,7 +389,7 @@ iocost_ftrace() {
 		count() { grep -v '^#' \$t/trace | grep -c \" \$1 *<-\" || true; }
 		echo \"qos-writes: \$(count ioc_qos_write)\"
 		echo \"model-writes: \$(count ioc_cost_model_write)\"
-		grep -v '^#' \$t/trace | head -n 10
+		awk '!/^#/ && n++ < 10' \$t/trace
 		echo >\$t/trace
 		dn=\$(cat /sys/block/$1/dev)
 		rlat=\$(sed -n \"s/^\$dn .* rlat=\\([0-9]*\\).*/\\1/p\" /sys/fs/cgroup/io.cost.qos)
@@ -525,6 +525,9 @@ libblkid.so.1 libcap.so.2 libcrypt.so.1 libmount.so.1 libcrypto.so.3 libpam.so.0
 libz.so.1 libzstd.so.1 libaudit.so.1 libpcre2-8.so.0 libcap-ng.so.0"
 iocost_peer_bundle() {
 	local d=$tmp/iocost-peer arch=$cache/apt-trixie/archives p
+	# Built once per cache (trixie's udev in it is a fixed point release; delete the file to
+	# take a newer one).
+	[ -f "$cache/systemd-iocost.tar.gz" ] && { echo "$cache/systemd-iocost.tar.gz"; return; }
 	[ -n "$(ls "$cache/apt-trixie/lists/" 2>/dev/null | grep _Packages)" ] ||
 		kernel_apt apt-get trixie update -qq >&2 || return
 	mkdir -p "$arch" "$d/x" "$d/b/lib"
@@ -541,7 +544,8 @@ iocost_peer_bundle() {
 	cp "$d/x/usr/lib/udev/iocost" "$d/b/iocost.real" &&
 		cp "$d/x/usr/lib/udev/rules.d/90-iocost.rules" "$d/x/etc/udev/iocost.conf" "$d/b/" &&
 		dpkg-deb -f "$(ls -v "$arch/udev_"*.deb | tail -n1)" Version >"$d/b/version" &&
-		tar -C "$d/b" -czf "$d/bundle.tar.gz" . && echo "$d/bundle.tar.gz"
+		tar -C "$d/b" -czf "$d/bundle.tar.gz" . && mv "$d/bundle.tar.gz" "$cache/systemd-iocost.tar.gz" &&
+		rm -rf "$d" && echo "$cache/systemd-iocost.tar.gz"
 }
 
 # systemd-iocost side by side: its rule and helper (trixie's, see iocost_peer_bundle) and a test
