@@ -343,12 +343,11 @@ static int verb_status(sd_bus *bus, char **args) {
 
                 if (arg.json) {
                         fputs(i > 0 ? ",\n{" : "{", stdout);
-                        fputs("\"disk\":", stdout);
-                        json_string(stdout, d->name);
-                        fputs(",\"transport\":", stdout);
-                        json_string(stdout, d->transport);
-                        fputs(",\"scheduler\":", stdout);
-                        json_string(stdout, d->scheduler);
+                        const JsonMember m[] = {
+                                { "disk", d->name }, { "transport", d->transport },
+                                { "scheduler", d->scheduler } };
+
+                        json_members(stdout, m, ELEMENTSOF(m));
                         printf(",\"wbt_lat_usec\":%" PRIi64 ",\"nr_requests\":%" PRIi64
                                ",\"read_ahead_kb\":%" PRIi64 ",\"rotational\":%s,\"queues\":%u",
                                d->attrs[ATTR_WBT_LAT_USEC], d->attrs[ATTR_NR_REQUESTS],
@@ -425,16 +424,11 @@ static void explain_line(const char *key, const char *current, const Desired *w,
         if (arg.json) {
                 fputs(*first ? "{" : ",\n{", stdout);
                 *first = false;
-                fputs("\"key\":", stdout);
-                json_string(stdout, key);
-                fputs(",\"current\":", stdout);
-                json_string(stdout, current);
-                fputs(",\"desired\":", stdout);
-                json_string(stdout, w ? w->value : NULL);
-                fputs(",\"rule\":", stdout);
-                json_string(stdout, w ? w->rule : NULL);
-                fputs(",\"file\":", stdout);
-                json_string(stdout, w ? w->file : NULL);
+                const JsonMember m[] = {
+                        { "key", key }, { "current", current }, { "desired", w ? w->value : NULL },
+                        { "rule", w ? w->rule : NULL }, { "file", w ? w->file : NULL } };
+
+                json_members(stdout, m, ELEMENTSOF(m));
                 printf(",\"line\":%u}", w ? w->line : 0);
                 return;
         }
@@ -533,14 +527,11 @@ static int plan_one(sd_bus *bus, const char *name, bool *first, bool quiet_gone)
         while (r >= 0 && (r = sd_bus_message_read(reply, "(ssss)", &key, &cur, &want, &action)) > 0) {
                 if (arg.json) {
                         fputs(any ? ",{" : "{", stdout);
-                        fputs("\"key\":", stdout);
-                        json_string(stdout, key);
-                        fputs(",\"current\":", stdout);
-                        json_string(stdout, *cur ? cur : NULL);
-                        fputs(",\"desired\":", stdout);
-                        json_string(stdout, want);
-                        fputs(",\"action\":", stdout);
-                        json_string(stdout, action);
+                        const JsonMember m[] = {
+                                { "key", key }, { "current", *cur ? cur : NULL }, { "desired", want },
+                                { "action", action } };
+
+                        json_members(stdout, m, ELEMENTSOF(m));
                         fputc('}', stdout);
                 } else {
                         if (!any)
@@ -582,9 +573,22 @@ static int verb_plan(sd_bus *bus, char **args) {
         return r;
 }
 
+/* Send a mutating call and wait for its reply: writes wait for grace periods, and a few hundred
+ * disks take seconds. */
+static int call_wait(sd_bus *bus, sd_bus_message *m) {
+        sd_bus_error error = SD_BUS_ERROR_NULL;
+        int r;
+
+        r = sd_bus_call(bus, m, 300 * 1000000ULL, &error, NULL);
+        if (r < 0) {
+                r = error_of(&error, r);
+                sd_bus_error_free(&error);
+        }
+        return r;
+}
+
 static int call_simple(sd_bus *bus, const char *method, const char *types, ...) {
         _cleanup_(sd_bus_message_unrefp) sd_bus_message *m = NULL;
-        sd_bus_error error = SD_BUS_ERROR_NULL;
         va_list ap;
         int r;
 
@@ -598,13 +602,7 @@ static int call_simple(sd_bus *bus, const char *method, const char *types, ...) 
                 if (r < 0)
                         return log_error_errno(r, "Cannot create the call: %m");
         }
-        /* Writes wait for grace periods: a few hundred disks take seconds. */
-        r = sd_bus_call(bus, m, 300 * 1000000ULL, &error, NULL);
-        if (r < 0) {
-                r = error_of(&error, r);
-                sd_bus_error_free(&error);
-        }
-        return r;
+        return call_wait(bus, m);
 }
 
 static int verb_apply(sd_bus *bus, char **args) {
@@ -621,7 +619,6 @@ static int verb_reset(sd_bus *bus, char **args) {
 
 static int verb_set(sd_bus *bus, char **args) {
         _cleanup_(sd_bus_message_unrefp) sd_bus_message *m = NULL;
-        sd_bus_error error = SD_BUS_ERROR_NULL;
         int r;
 
         r = sd_bus_message_new_method_call(bus, &m, BUS_NAME, MANAGER_PATH, MANAGER_IFACE, "SetPolicy");
@@ -649,12 +646,7 @@ static int verb_set(sd_bus *bus, char **args) {
                 r = sd_bus_message_append(m, "b", arg.runtime);
         if (r < 0)
                 return log_error_errno(r, "Cannot create the call: %m");
-        r = sd_bus_call(bus, m, 300 * 1000000ULL, &error, NULL);
-        if (r < 0) {
-                r = error_of(&error, r);
-                sd_bus_error_free(&error);
-        }
-        return r;
+        return call_wait(bus, m);
 }
 
 /* From the attribute and tunable tables: shell completion asks the program, not a copy. */

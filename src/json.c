@@ -43,3 +43,10 @@ void json_string(FILE *f, const char *s) {
         }
         fputc('"', f);
 }
+
+void json_members(FILE *f, const JsonMember *m, size_t n) {
+        for (size_t i = 0; i < n; i++) {
+                fprintf(f, "%s\"%s\":", i > 0 ? "," : "", m[i].name);
+                json_string(f, m[i].value);
+        }
+}
