@@ -18,7 +18,7 @@ n=$(loop_pick_free)
 loop_add "$n"
 a=loop$n
 b=$(loop_new)
-fault_policy "$a" "$b" | config_root
+config_root < <(fault_policy "$a" "$b")
 
 bus_start
 # Quiet: the delayed write(2)s below are to be the sysfs writes, not log lines.

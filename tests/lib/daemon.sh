@@ -11,9 +11,11 @@ UNPRIV_GROUP=$(id -gn nobody 2>/dev/null || echo nogroup)
 # bus_start [EXTRA_INCLUDE...]: a dbus-daemon with the system bus's default policy (deny
 # method calls unless a service's file allows them) that includes the project's own
 # dbus/org.iosched1.conf; exports DBUS_SYSTEM_BUS_ADDRESS so that ioschedd, busctl and
-# ioschedctl use it. Stopped at exit.
+# ioschedctl use it. Stopped at exit. Once: a second call (or sourcing this again) does nothing.
+BUS_PID=${BUS_PID:-}
 bus_start() {
         local inc extra=""
+        [ -z "$BUS_PID" ] || return 0
         command -v dbus-daemon >/dev/null || fail "dbus-daemon is not installed"
         mkdir -p "$BUS_DIR"
         # The unprivileged client must reach the socket.
