@@ -4,6 +4,7 @@
  */
 #include <inttypes.h>
 #include <stdarg.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <systemd/sd-bus.h>
 #include <time.h>
@@ -82,6 +83,26 @@ static int read_string(sd_bus_message *m, char **dst) {
         return free_and_strdup(dst, s);
 }
 
+/* The string properties of org.iosched1.Disk, and where they go. */
+static const struct {
+        const char *name;
+        size_t offset;
+} string_props[] = {
+        { "Name", offsetof(DiskInfo, name) }, { "Transport", offsetof(DiskInfo, transport) },
+        { "Scheduler", offsetof(DiskInfo, scheduler) }, { "Model", offsetof(DiskInfo, model) },
+        { "Serial", offsetof(DiskInfo, serial) }, { "WWN", offsetof(DiskInfo, wwn) },
+        { "LastError", offsetof(DiskInfo, last_error) },
+        { "IOCostQoS", offsetof(DiskInfo, iocost[ATTR_FILE_IOCOST_QOS]) },
+        { "IOCostModel", offsetof(DiskInfo, iocost[ATTR_FILE_IOCOST_MODEL]) },
+};
+
+static char **string_prop(DiskInfo *d, const char *name) {
+        for (size_t i = 0; i < ELEMENTSOF(string_props); i++)
+                if (streq(name, string_props[i].name))
+                        return (char **) ((uint8_t *) d + string_props[i].offset);
+        return NULL;
+}
+
 /* Reads an a{sv} of org.iosched1.Disk (the container must be next). */
 static int read_disk_props(sd_bus_message *m, DiskInfo *d) {
         int r;
@@ -105,24 +126,10 @@ static int read_disk_props(sd_bus_message *m, DiskInfo *d) {
                 if (r < 0)
                         return r;
 
-                if (streq(name, "Name"))
-                        r = read_string(m, &d->name);
-                else if (streq(name, "Transport"))
-                        r = read_string(m, &d->transport);
-                else if (streq(name, "Scheduler"))
-                        r = read_string(m, &d->scheduler);
-                else if (streq(name, "Model"))
-                        r = read_string(m, &d->model);
-                else if (streq(name, "Serial"))
-                        r = read_string(m, &d->serial);
-                else if (streq(name, "WWN"))
-                        r = read_string(m, &d->wwn);
-                else if (streq(name, "LastError"))
-                        r = read_string(m, &d->last_error);
-                else if (streq(name, "IOCostQoS"))
-                        r = read_string(m, &d->iocost[ATTR_FILE_IOCOST_QOS]);
-                else if (streq(name, "IOCostModel"))
-                        r = read_string(m, &d->iocost[ATTR_FILE_IOCOST_MODEL]);
+                char **str = string_prop(d, name);
+
+                if (str)
+                        r = read_string(m, str);
                 else if (streq(name, "IOCostOtherWriter")) {
                         int b;
                         r = sd_bus_message_read_basic(m, 'b', &b);
