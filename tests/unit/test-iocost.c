@@ -292,12 +292,16 @@ static void expect_lines(const Disk *d, const char *settings, const char *qos, c
         planned_done(&x);
 }
 
-static const Action *action(const Planned *x, const char *key) {
-        for (size_t i = 0; i < x->plan->n_actions; i++)
-                if (streq(x->plan->actions[i].key, key))
-                        return &x->plan->actions[i];
+static const Action *reported(const Plan *p, const char *key) {
+        for (size_t i = 0; i < p->n_actions; i++)
+                if (streq(p->actions[i].key, key))
+                        return &p->actions[i];
         fail_msg("no action for %s", key);
         return NULL;
+}
+
+static const Action *action(const Planned *x, const char *key) {
+        return reported(x->plan, key);
 }
 
 #define USER_QOS_SETTINGS \
@@ -504,13 +508,6 @@ static Plan *run(Ctx *c, char * const *props, ApplyStats *st) {
         return report;
 }
 
-static const Action *reported(const Plan *p, const char *key) {
-        for (size_t i = 0; i < p->n_actions; i++)
-                if (streq(p->actions[i].key, key))
-                        return &p->actions[i];
-        fail_msg("no %s in report", key);
-        return NULL;
-}
 
 #define MODEL_SETTINGS \
         "iocost.model.rbps = 2706339840\niocost.model.rseqiops = 89698\niocost.model.rrandiops = 110036\n" \
