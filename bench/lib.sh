@@ -86,16 +86,6 @@ bench_udev_match() {
         printf 'KERNEL=="%s"' "$*"
 }
 
-# Install a udev rule file (content on stdin) for this run; removed at exit.
-bench_udev_rule() {
-        local name="/run/udev/rules.d/61-iosched-bench-$BENCH_RUN_ID-$1.rules"
-        mkdir -p /run/udev/rules.d
-        cat >"$name"
-        on_exit "rm -f '$name'; udevadm control --reload"
-        udevadm control --reload
-        echo "$name"
-}
-
 # bench_udev_reload DISK: make udevd read the rules again, then let it handle one change event
 # of DISK (one of ours) so that the measured events do not pay for the reload: a reload kills
 # udevd's idle workers and the next event parses every rules file again. On a running system
