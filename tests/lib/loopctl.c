@@ -19,8 +19,8 @@
  *       "created_ms=... events_ms=... policy_ms=..." measured from just before the first add.
  *   loopctl del DIR NAME...
  *       Detach and remove loop devices, but only those whose backing file is in DIR (ours) or
- *       that have none (an index we created); all are detached first, then removed together:
- *       the disks go away at the same time.
+ *       that have none (an index we created): each is removed right after its detach, and
+ *       those still busy are tried again together until they go.
  *
  * Only devices whose backing file lies in DIR are ever detached, so a device that someone
  * else's LOOP_CTL_GET_FREE grabbed in the instant between our add and configure is left alone.
@@ -351,7 +351,11 @@ static int do_del(const char *dir, int n, char *names[]) {
                         }
                 }
                 unlink(img);
-                left++;
+                /* At once: a detached disk that still exists changes under whoever uses it. */
+                if (ioctl(ctl, LOOP_CTL_REMOVE, idx[i]) >= 0 || errno != EBUSY)
+                        idx[i] = -1;
+                else
+                        left++;
         }
         /* A detach completes when the last opener (often udev's blkid) closes the device. */
         for (int round = 0; round < 1000 && left > 0; round++) {
