@@ -1,9 +1,12 @@
 # SPDX-License-Identifier: LGPL-2.1-or-later
-# Shared helpers of the root test suites. Source it from a bash test:
+# Shared helpers of the root test suites and of the benchmarks (bench/lib.sh sources it).
+# Source it from a bash test:
 #   . "$(dirname "$0")/../lib/common.sh"
 #
-# Safety: a test touches only loop devices it created with loop_new; every one of them is
-# detached (and its backing file removed) when the test exits, also on failure or signal.
+# Safety: a script touches only loop devices it made with loop_new, loop_create, loop_add or
+# loop_attach; every one of them is detached (and removed, when its index is ours) when the
+# script exits, also on failure or signal; loopctl detaches only devices backed by files in
+# $TEST_TMP. An installed iosched rule is kept off them (udev_shield).
 
 set -euo pipefail
 
