@@ -45,18 +45,35 @@ typedef struct DiskInfo {
         size_t n_desired;
 } DiskInfo;
 
+/* The string properties of org.iosched1.Disk, and where they go. */
+static const struct {
+        const char *name;
+        size_t offset;
+} string_props[] = {
+        { "Name", offsetof(DiskInfo, name) }, { "Transport", offsetof(DiskInfo, transport) },
+        { "Scheduler", offsetof(DiskInfo, scheduler) }, { "Model", offsetof(DiskInfo, model) },
+        { "Serial", offsetof(DiskInfo, serial) }, { "WWN", offsetof(DiskInfo, wwn) },
+        { "LastError", offsetof(DiskInfo, last_error) },
+        { "IOCostQoS", offsetof(DiskInfo, iocost[ATTR_FILE_IOCOST_QOS]) },
+        { "IOCostModel", offsetof(DiskInfo, iocost[ATTR_FILE_IOCOST_MODEL]) },
+};
+
+static char **string_field(DiskInfo *d, size_t i) {
+        return (char **) ((uint8_t *) d + string_props[i].offset);
+}
+
+static char **string_prop(DiskInfo *d, const char *name) {
+        for (size_t i = 0; i < ELEMENTSOF(string_props); i++)
+                if (streq(name, string_props[i].name))
+                        return string_field(d, i);
+        return NULL;
+}
+
 static void disk_info_done(DiskInfo *d) {
         free(d->path);
-        free(d->name);
-        free(d->transport);
-        free(d->scheduler);
-        free(d->model);
-        free(d->serial);
-        free(d->wwn);
-        free(d->last_error);
+        for (size_t i = 0; i < ELEMENTSOF(string_props); i++)
+                free(*string_field(d, i));
         strv_free(d->tunables);
-        for (size_t i = 0; i < _ATTR_FILE_MAX; i++)
-                free(d->iocost[i]);
         strv_free(d->rules);
         for (size_t i = 0; i < d->n_desired; i++) {
                 free(d->desired[i].key);
@@ -81,26 +98,6 @@ static int read_string(sd_bus_message *m, char **dst) {
         if (r < 0)
                 return r;
         return free_and_strdup(dst, s);
-}
-
-/* The string properties of org.iosched1.Disk, and where they go. */
-static const struct {
-        const char *name;
-        size_t offset;
-} string_props[] = {
-        { "Name", offsetof(DiskInfo, name) }, { "Transport", offsetof(DiskInfo, transport) },
-        { "Scheduler", offsetof(DiskInfo, scheduler) }, { "Model", offsetof(DiskInfo, model) },
-        { "Serial", offsetof(DiskInfo, serial) }, { "WWN", offsetof(DiskInfo, wwn) },
-        { "LastError", offsetof(DiskInfo, last_error) },
-        { "IOCostQoS", offsetof(DiskInfo, iocost[ATTR_FILE_IOCOST_QOS]) },
-        { "IOCostModel", offsetof(DiskInfo, iocost[ATTR_FILE_IOCOST_MODEL]) },
-};
-
-static char **string_prop(DiskInfo *d, const char *name) {
-        for (size_t i = 0; i < ELEMENTSOF(string_props); i++)
-                if (streq(name, string_props[i].name))
-                        return (char **) ((uint8_t *) d + string_props[i].offset);
-        return NULL;
 }
 
 /* Reads an a{sv} of org.iosched1.Disk (the container must be next). */
