@@ -213,6 +213,50 @@ static void test_waves(void **state) {
         assert_null(worker_pool_free(p, NULL));
 }
 
+static int n_done;
+
+static void thread_done(void *thread_data) {
+        pthread_mutex_lock(&lock);
+        n_done++;
+        pthread_mutex_unlock(&lock);
+}
+
+/* Threads that end when idle (1 µs: at nearly every empty queue, racing the next submit):
+ * every item still runs exactly once, each ended thread is done once, none is left at rest. */
+static void test_idle_exit(void **state) {
+        static const WorkerPoolOps ops = { .thread_init = thread_init, .thread_done = thread_done,
+                                           .idle_usec = 1 };
+        enum { N = 2000 };
+        static Item items[N];
+        WorkerPool *p;
+        unsigned next = 0, seed = 2;
+
+        memset(items, 0, sizeof(items));
+        n_init = n_done = 0;
+        assert_int_equal(worker_pool_new(8, &ops, NULL, &p), 0);
+        while (next < N) {
+                unsigned wave = 1 + rand_r(&seed) % 16;
+
+                if (wave > N - next)
+                        wave = N - next;
+                for (unsigned i = 0; i < wave; i++) {
+                        items[next + i].item.run = run_fast;
+                        assert_int_equal(worker_pool_submit(p, &items[next + i].item), 0);
+                }
+                take_n(p, wave);
+                next += wave;
+        }
+        for (unsigned i = 0; i < N; i++)
+                assert_int_equal(items[i].runs, 1);
+        /* 10 s at most for the last ones to see their time pass. */
+        for (int i = 0; i < 10000 && worker_pool_get_n_threads(p) > 0; i++)
+                usleep(1000);
+        assert_int_equal(worker_pool_get_n_threads(p), 0);
+        assert_null(worker_pool_free(p, NULL));
+        assert_true(n_init > 1);        /* threads were started again after others ended */
+        assert_int_equal(n_done, n_init);
+}
+
 static void test_bounds(void **state) {
         WorkerPool *p;
 
@@ -226,6 +270,7 @@ int main(void) {
                 cmocka_unit_test(test_free_returns_unrun),
                 cmocka_unit_test(test_thread_init_fails),
                 cmocka_unit_test(test_waves),
+                cmocka_unit_test(test_idle_exit),
                 cmocka_unit_test(test_bounds),
         };
         return cmocka_run_group_tests(tests, NULL, NULL);
