@@ -838,6 +838,7 @@ int manager_start(Manager *m) {
         static const WorkerPoolOps ops = {
                 .thread_init = worker_thread_init,
                 .thread_done = worker_thread_done,
+                .idle_usec = IOSCHEDD_WORKER_IDLE_USEC,
         };
         static const CompletionOps initial_ops = { .done = initial_done };
         int r;

@@ -13,6 +13,8 @@
 #include "policy.h"
 
 #define IOSCHEDD_WORKERS_DEFAULT 32
+/* A worker idle this long ends: at rest the daemon keeps no 32 stacks (~20 KiB each). */
+#define IOSCHEDD_WORKER_IDLE_USEC (10 * 1000000ULL)
 #define IOSCHEDD_MONITOR_BUFFER (128 * 1024 * 1024)
 
 typedef struct Manager Manager;

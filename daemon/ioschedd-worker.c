@@ -4,6 +4,8 @@
 #include <signal.h>
 #include <stdint.h>
 #include <sys/eventfd.h>
+#include <sys/mman.h>
+#include <time.h>
 
 #include "ioschedd-worker.h"
 #include "log.h"
@@ -29,6 +31,17 @@
  * (docs/reliability.md). A semaphore is one counter and a futex on it: sem_post() never waits
  * for a waiter, and a token posted is there until a sem_wait() takes it.
  */
+/* Each thread's stack is ours (mmap), not glibc's: glibc keeps the stacks of ended threads in
+ * a cache (40 MiB by default), their touched pages resident; ours are unmapped once the thread
+ * is joined, so a thread that ends when idle gives its memory back. */
+#define WORKER_STACK_SIZE (256 * 1024)  /* sysfs I/O and the core's small buffers */
+#define WORKER_GUARD_SIZE 4096
+
+typedef struct WorkerThread {
+        pthread_t id;
+        void *stack;            /* WORKER_GUARD_SIZE + WORKER_STACK_SIZE, the guard first */
+} WorkerThread;
+
 struct WorkerPool {
         pthread_mutex_t lock;
         sem_t wake;             /* one token per queued item */
@@ -36,8 +49,8 @@ struct WorkerPool {
         WorkItem *done_head, *done_tail;
         unsigned n_queued, n_running;
         unsigned n_threads, n_idle, max_threads;
-        pthread_t *threads;     /* the n_threads running */
-        pthread_t *dead;        /* the n_dead that ended (thread_init failed), to be joined */
+        WorkerThread *threads;  /* the n_threads running */
+        WorkerThread *dead;     /* the n_dead that ended (before the pool), to be joined */
         unsigned n_dead;        /* n_threads + n_dead <= max_threads */
         bool stop;
         int efd;
@@ -45,16 +58,17 @@ struct WorkerPool {
         void *userdata;
 };
 
-/* Called with the lock held, on a thread whose thread_init failed, before it ends. */
+/* Called with the lock held, on a thread that ends before the pool does (its thread_init
+ * failed, or it was idle for ops.idle_usec). */
 static void thread_gone(WorkerPool *p, int error) {
         pthread_t self = pthread_self();
 
         /* Its place is given back once it is joined (the next submit, or the pool's end), so
          * that a later submit starts another thread. */
         for (unsigned i = 0; i < p->n_threads; i++)
-                if (pthread_equal(p->threads[i], self)) {
+                if (pthread_equal(p->threads[i].id, self)) {
+                        p->dead[p->n_dead++] = p->threads[i];
                         p->threads[i] = p->threads[--p->n_threads];
-                        p->dead[p->n_dead++] = self;
                         break;
                 }
 
@@ -74,6 +88,29 @@ static void thread_gone(WorkerPool *p, int error) {
                 p->n_queued = 0;
                 (void) !write(p->efd, &one, sizeof(one));
         }
+}
+
+static void thread_join(WorkerThread t) {
+        (void) pthread_join(t.id, NULL);
+        (void) munmap(t.stack, WORKER_GUARD_SIZE + WORKER_STACK_SIZE);
+}
+
+/* Waits for a token, at most ops.idle_usec when set. Return: true when that time passed. */
+static bool idle_wait(WorkerPool *p) {
+        struct timespec until;
+
+        if (p->ops.idle_usec == 0) {
+                (void) sem_wait(&p->wake);
+                return false;
+        }
+        (void) clock_gettime(CLOCK_MONOTONIC, &until);
+        until.tv_sec += (time_t) (p->ops.idle_usec / 1000000);
+        until.tv_nsec += (long) (p->ops.idle_usec % 1000000) * 1000;
+        if (until.tv_nsec >= 1000000000) {
+                until.tv_sec++;
+                until.tv_nsec -= 1000000000;
+        }
+        return sem_clockwait(&p->wake, CLOCK_MONOTONIC, &until) < 0 && errno == ETIMEDOUT;
 }
 
 static void *worker_main(void *arg) {
@@ -98,11 +135,24 @@ static void *worker_main(void *arg) {
                 uint64_t one = 1;
 
                 while (!p->stop && !p->queue_head) {
+                        bool timed_out;
+
                         pthread_mutex_unlock(&p->lock);
                         /* Blocks until a token is there. All signals are blocked on this
                          * thread; EINTR (ptrace) just means: look again. */
-                        (void) sem_wait(&p->wake);
+                        timed_out = idle_wait(p);
                         pthread_mutex_lock(&p->lock);
+                        /* Idle for long: end, taking no token (tokens stay >= items). What
+                         * a submit queued meanwhile is seen here, under the lock. */
+                        if (timed_out && !p->stop && !p->queue_head) {
+                                p->n_idle--;
+                                thread_gone(p, 0);
+                                /* The loop's thread joins us (worker_pool_take_done) and
+                                 * unmaps our stack. */
+                                (void) !write(p->efd, &one, sizeof(one));
+                                pthread_mutex_unlock(&p->lock);
+                                goto done;
+                        }
                 }
                 if (p->stop)
                         break;
@@ -133,7 +183,7 @@ static void *worker_main(void *arg) {
         }
         p->n_idle--;
         pthread_mutex_unlock(&p->lock);
-
+done:
         if (p->ops.thread_done)
                 p->ops.thread_done(thread_data);
         return NULL;
@@ -147,8 +197,8 @@ int worker_pool_new(unsigned max_threads, const WorkerPoolOps *ops, void *userda
         p = calloc(1, sizeof(WorkerPool));
         if (!p)
                 return -ENOMEM;
-        p->threads = calloc(max_threads, sizeof(pthread_t));
-        p->dead = calloc(max_threads, sizeof(pthread_t));
+        p->threads = calloc(max_threads, sizeof(WorkerThread));
+        p->dead = calloc(max_threads, sizeof(WorkerThread));
         if (!p->threads || !p->dead) {
                 free(p->threads);
                 free(p->dead);
@@ -193,7 +243,7 @@ WorkerPool *worker_pool_free(WorkerPool *p, WorkItem **ret_unrun) {
         /* A thread may still move from threads[] to dead[] meanwhile: take both under the lock,
          * joining outside it. */
         for (;;) {
-                pthread_t t;
+                WorkerThread t;
 
                 pthread_mutex_lock(&p->lock);
                 if (p->n_dead > 0)
@@ -205,7 +255,7 @@ WorkerPool *worker_pool_free(WorkerPool *p, WorkItem **ret_unrun) {
                         break;
                 }
                 pthread_mutex_unlock(&p->lock);
-                pthread_join(t, NULL);
+                thread_join(t);
         }
 
         if (ret_unrun) {
@@ -231,22 +281,33 @@ int worker_pool_get_fd(const WorkerPool *p) {
 
 /* Called with the lock held. */
 static int start_thread(WorkerPool *p) {
+        WorkerThread *t = &p->threads[p->n_threads];
         pthread_attr_t attr;
         sigset_t all, saved;
         int r;
 
+        /* 256 KiB is plenty; 32 threads with the default 8 MiB would reserve 256 MiB. */
+        t->stack = mmap(NULL, WORKER_GUARD_SIZE + WORKER_STACK_SIZE, PROT_READ | PROT_WRITE,
+                        MAP_PRIVATE | MAP_ANONYMOUS | MAP_STACK | MAP_NORESERVE, -1, 0);
+        if (t->stack == MAP_FAILED)
+                return -errno;
+        if (mprotect(t->stack, WORKER_GUARD_SIZE, PROT_NONE) < 0) {
+                r = -errno;
+                (void) munmap(t->stack, WORKER_GUARD_SIZE + WORKER_STACK_SIZE);
+                return r;
+        }
         pthread_attr_init(&attr);
-        /* sysfs I/O and the core's small buffers: 256 KiB of stack is plenty, and 32 threads
-         * with the default 8 MiB would reserve 256 MiB of address space. */
-        pthread_attr_setstacksize(&attr, 256 * 1024);
+        pthread_attr_setstack(&attr, (char *) t->stack + WORKER_GUARD_SIZE, WORKER_STACK_SIZE);
         /* Signals belong to the event loop's thread (sd_event_add_signal). */
         sigfillset(&all);
         pthread_sigmask(SIG_BLOCK, &all, &saved);
-        r = -pthread_create(&p->threads[p->n_threads], &attr, worker_main, p);
+        r = -pthread_create(&t->id, &attr, worker_main, p);
         pthread_sigmask(SIG_SETMASK, &saved, NULL);
         pthread_attr_destroy(&attr);
-        if (r < 0)
+        if (r < 0) {
+                (void) munmap(t->stack, WORKER_GUARD_SIZE + WORKER_STACK_SIZE);
                 return r;
+        }
         p->n_threads++;
         p->n_idle++;
         return 0;
@@ -259,7 +320,7 @@ int worker_pool_submit(WorkerPool *p, WorkItem *item) {
         pthread_mutex_lock(&p->lock);
         /* Threads that ended: they left the lock before we got it, so they are just returning. */
         while (p->n_dead > 0)
-                pthread_join(p->dead[--p->n_dead], NULL);
+                thread_join(p->dead[--p->n_dead]);
         if (p->n_idle <= p->n_queued && p->n_threads < p->max_threads) {
                 r = start_thread(p);
                 if (r < 0 && p->n_threads > 0)
@@ -288,6 +349,9 @@ WorkItem *worker_pool_take_done(WorkerPool *p) {
         pthread_mutex_lock(&p->lock);
         l = p->done_head;
         p->done_head = p->done_tail = NULL;
+        /* Threads that ended: they left the lock before we got it, so they are just returning. */
+        while (p->n_dead > 0)
+                thread_join(p->dead[--p->n_dead]);
         pthread_mutex_unlock(&p->lock);
         return l;
 }

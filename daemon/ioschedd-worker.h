@@ -1,6 +1,8 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 #pragma once
 
+#include <stdint.h>
+
 #include "macro.h"
 
 /*
@@ -31,6 +33,9 @@ typedef struct WorkerPoolOps {
          * they are handed back not run, with the error in WorkItem.error. */
         int (*thread_init)(void *userdata, void **ret_thread_data);
         void (*thread_done)(void *thread_data);
+        /* A thread idle this long ends (its stack goes back to the kernel); a later submit
+         * starts another. 0: threads live as long as the pool. */
+        uint64_t idle_usec;
 } WorkerPoolOps;
 
 /**

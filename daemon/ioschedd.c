@@ -213,6 +213,11 @@ static int run(int argc, char *argv[]) {
          * thread that memory is spread over up to 32 heaps that never shrink. One arena keeps
          * it together; the workers wait on sysfs, not on malloc. */
         (void) mallopt(M_ARENA_MAX, 1);
+        /* A reply to GetManagedObjects is one buffer of ~2 KiB per disk, freed once sent.
+         * glibc raises its mmap threshold to the size of the largest block freed, so from
+         * the second call on such buffers come from the heap and stay there; a fixed
+         * threshold keeps them mmapped, returned to the kernel when freed. */
+        (void) mallopt(M_MMAP_THRESHOLD, 128 * 1024);
 
         r = manager_new(&m);
         if (r < 0)

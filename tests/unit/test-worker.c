@@ -183,22 +183,16 @@ static void run_fast(WorkItem *w, void *thread_data) {
         ((Item *) w)->runs++;
 }
 
-/* Waves of items on many threads, each wave taken back before the next: threads go idle and
- * are woken again and again (the waits and wake-ups of a daemon between bursts of events), and
- * threads that finish find work queued without waiting. Every item runs exactly once. */
-static void test_waves(void **state) {
-        enum { N = 4000 };
-        static Item items[N];
-        WorkerPool *p;
-        unsigned next = 0, seed = 1;
+/* Submits @n items in waves of 1..@max_wave, each taken back before the next; then every
+ * item has run exactly once. */
+static void run_waves(WorkerPool *p, Item *items, unsigned n, unsigned max_wave, unsigned seed) {
+        unsigned next = 0;
 
-        memset(items, 0, sizeof(items));
-        assert_int_equal(worker_pool_new(32, NULL, NULL, &p), 0);
-        while (next < N) {
-                unsigned wave = 1 + rand_r(&seed) % 64;
+        while (next < n) {
+                unsigned wave = 1 + rand_r(&seed) % max_wave;
 
-                if (wave > N - next)
-                        wave = N - next;
+                if (wave > n - next)
+                        wave = n - next;
                 for (unsigned i = 0; i < wave; i++) {
                         items[next + i].item.run = run_fast;
                         assert_int_equal(worker_pool_submit(p, &items[next + i].item), 0);
@@ -206,11 +200,54 @@ static void test_waves(void **state) {
                 take_n(p, wave);
                 next += wave;
         }
-        assert_int_equal(worker_pool_get_busy(p), 0);
-        for (unsigned i = 0; i < N; i++)
+        for (unsigned i = 0; i < n; i++)
                 assert_int_equal(items[i].runs, 1);
+}
+
+/* Waves of items on many threads, each wave taken back before the next: threads go idle and
+ * are woken again and again (the waits and wake-ups of a daemon between bursts of events), and
+ * threads that finish find work queued without waiting. Every item runs exactly once. */
+static void test_waves(void **state) {
+        enum { N = 4000 };
+        static Item items[N];
+        WorkerPool *p;
+
+        memset(items, 0, sizeof(items));
+        assert_int_equal(worker_pool_new(32, NULL, NULL, &p), 0);
+        run_waves(p, items, N, 64, 1);
+        assert_int_equal(worker_pool_get_busy(p), 0);
         assert_true(worker_pool_get_n_threads(p) <= 32);
         assert_null(worker_pool_free(p, NULL));
+}
+
+static int n_done;
+
+static void thread_done(void *thread_data) {
+        pthread_mutex_lock(&lock);
+        n_done++;
+        pthread_mutex_unlock(&lock);
+}
+
+/* Threads that end when idle (1 µs: at nearly every empty queue, racing the next submit):
+ * every item still runs exactly once, each ended thread is done once, none is left at rest. */
+static void test_idle_exit(void **state) {
+        static const WorkerPoolOps ops = { .thread_init = thread_init, .thread_done = thread_done,
+                                           .idle_usec = 1 };
+        enum { N = 2000 };
+        static Item items[N];
+        WorkerPool *p;
+
+        memset(items, 0, sizeof(items));
+        n_init = n_done = 0;
+        assert_int_equal(worker_pool_new(8, &ops, NULL, &p), 0);
+        run_waves(p, items, N, 16, 2);
+        /* 10 s at most for the last ones to see their time pass. */
+        for (int i = 0; i < 10000 && worker_pool_get_n_threads(p) > 0; i++)
+                usleep(1000);
+        assert_int_equal(worker_pool_get_n_threads(p), 0);
+        assert_null(worker_pool_free(p, NULL));
+        assert_true(n_init > 1);        /* threads were started again after others ended */
+        assert_int_equal(n_done, n_init);
 }
 
 static void test_bounds(void **state) {
@@ -226,6 +263,7 @@ int main(void) {
                 cmocka_unit_test(test_free_returns_unrun),
                 cmocka_unit_test(test_thread_init_fails),
                 cmocka_unit_test(test_waves),
+                cmocka_unit_test(test_idle_exit),
                 cmocka_unit_test(test_bounds),
         };
         return cmocka_run_group_tests(tests, NULL, NULL);
