@@ -54,7 +54,7 @@ for round in $(seq 20); do
         n_busy=$(grep -c ' EBUSY' "$TEST_TMP/nrw" || true)
         if [ "$n_busy" -gt 0 ]; then
                 # Retried until a write went through: the last one succeeded.
-                tail -1 "$TEST_TMP/nrw" | grep -q "^$d nr_requests 32 2$" ||
+                tail -1 "$TEST_TMP/nrw" | grep "^$d nr_requests 32 2$" >/dev/null ||
                         fail "round $round: the last write did not succeed: $(cat "$TEST_TMP/nrw")"
                 log "round $round: $n_busy EBUSY, then written; exit 0"
                 busy_rounds=$((busy_rounds + 1))

@@ -165,7 +165,7 @@ hw=$(qattr "$a" max_hw_sectors_kb)
 sed "s/^max_sectors_kb = .*/max_sectors_kb = $((hw * 2))/" "$conf" >"$TEST_TMP/hw.conf"
 trace_run "$TEST_TMP/hw" "$IOSCHED_APPLY" --config "$TEST_TMP/hw.conf" "$a" >"$TEST_TMP/hwout" ||
         fail "a refused setting is not a failure"
-sysfs_writes "$TEST_TMP/hw" | grep -q max_sectors_kb && fail "max_sectors_kb above the hardware limit was written"
+sysfs_writes "$TEST_TMP/hw" | grep max_sectors_kb >/dev/null && fail "max_sectors_kb above the hardware limit was written"
 grep -q 'max_sectors_kb .*refused .*above max_hw_sectors_kb' "$TEST_TMP/hwout" || fail "no refusal: $(cat "$TEST_TMP/hwout")"
 
 log "exit codes"

@@ -45,7 +45,7 @@ ctl=$TEST_TMP/control
 dpkg-deb -e "$deb" "$ctl"
 [ "$(cat "$ctl/conffiles")" = /etc/iosched.conf ] ||
         fail "conffiles is not exactly /etc/iosched.conf: $(cat "$ctl/conffiles")"
-dpkg-deb -I "$deb" | grep -q '^ Depends: .*libsystemd0' || fail "Depends has no libsystemd0 (shlibs)"
+grep -q '^ Depends: .*libsystemd0' <<<"$(dpkg-deb -I "$deb")" || fail "Depends has no libsystemd0 (shlibs)"
 
 # The installed files name each other by their installed paths.
 root=$TEST_TMP/root

@@ -118,9 +118,9 @@ unshare -m --propagation private sh -c '
         echo ---- &&
         udevadm test --action=add /sys/devices/virtual/mem/null' \
         sh "$shipped" "/sys/block/$d" >"$TEST_TMP/shipped" 2>&1 || fail "udevadm test: $(tail "$TEST_TMP/shipped")"
-sed '/^----$/q' "$TEST_TMP/shipped" | grep -q "^run: '$libexec/iosched-apply $d'$" ||
+sed '/^----$/q' "$TEST_TMP/shipped" | grep "^run: '$libexec/iosched-apply $d'$" >/dev/null ||
         fail "the shipped rule does not run the helper for $d: $(grep -i iosched "$TEST_TMP/shipped")"
-sed '1,/^----$/d' "$TEST_TMP/shipped" | grep -q "iosched-apply" &&
+sed '1,/^----$/d' "$TEST_TMP/shipped" | grep "iosched-apply" >/dev/null &&
         fail "the shipped rule runs the helper for a device that is no block disk"
 ! grep -i "60-iosched.rules.*\(invalid\|error\|unknown\|fail\)" "$TEST_TMP/shipped" ||
         fail "udevadm complains about the shipped rule"
