@@ -123,7 +123,7 @@ kernel_prepare() {
 	kernel_dir=$cache/kernel-$(basename "$deb" .deb)
 	want=$(printf '%s\n' $pkg $parts)
 	if [ "$(cat "$kernel_dir/.iosched-done" 2>/dev/null)" != "$want" ]; then
-		log "unpacking $(basename "$deb") $parts"
+		log "unpacking $(basename "$deb") ${parts//$'\n'/ }"
 		rm -rf "$kernel_dir"
 		mkdir -p "$kernel_dir/modules"
 		for p in $pkg $parts; do
