@@ -1,75 +1,28 @@
 # SPDX-License-Identifier: LGPL-2.1-or-later
 # ioschedd for the benchmarks: a private bus, the daemon on it with a bench config (--config:
 # it touches only the disks that config names), and measurements from a client over one
-# connection (bench/c/busprobe.c). Source after lib.sh, once bench_init ran.
+# connection (bench/c/busprobe.c). Source after lib.sh, once bench_init ran: it starts the bus.
 
 BUSPROBE="$IOSCHED_BUILD_DIR/bench/busprobe"
-DAEMON_PID=""
-DAEMON_LOG=""
+[ -x "$BUSPROBE" ] || fail "$BUSPROBE missing: build first"
+# The tests' bus and daemon starter (tests/lib/daemon.sh), with the daemon's own log level: a
+# benchmark measures the daemon as it runs on a machine.
+IOSCHEDD_LOG="$BENCH_OUT/ioschedd.log"
+IOSCHEDD_LOG_LEVEL=info
+. "$(dirname "${BASH_SOURCE[0]}")/../tests/lib/daemon.sh"
+bus_start
 
-# A dbus-daemon of our own, system-bus-like, that lets root (the only user here) do anything.
-daemon_bus_start() {
-        [ -z "${DAEMON_BUS_PID:-}" ] || return 0
-        [ -x "$BUSPROBE" ] || bdie "$BUSPROBE missing: build first"
-        local dir="$BENCH_TMP/bus"
-        mkdir -p "$dir"
-        cat >"$dir/bus.conf" <<CONF
-<!DOCTYPE busconfig PUBLIC "-//freedesktop//DTD D-Bus Bus Configuration 1.0//EN"
- "http://www.freedesktop.org/standards/dbus/1.0/busconfig.dtd">
-<busconfig>
-  <type>system</type>
-  <listen>unix:path=$dir/socket</listen>
-  <auth>EXTERNAL</auth>
-  <policy context="default">
-    <allow user="root"/>
-    <allow own="*"/>
-    <allow send_destination="*"/>
-    <allow receive_sender="*"/>
-  </policy>
-</busconfig>
-CONF
-        dbus-daemon --config-file="$dir/bus.conf" --nofork --nopidfile >"$dir/log" 2>&1 &
-        DAEMON_BUS_PID=$!
-        bench_on_exit "kill $DAEMON_BUS_PID"
-        export DBUS_SYSTEM_BUS_ADDRESS="unix:path=$dir/socket"
-        for _ in $(seq 100); do
-                busctl call org.freedesktop.DBus /org/freedesktop/DBus org.freedesktop.DBus GetId \
-                        >/dev/null 2>&1 && return 0
-                sleep 0.05
-        done
-        bdie "dbus-daemon did not start: $(cat "$dir/log")"
-}
-
-# daemon_start CONF [ARGS...]: ioschedd on CONF; returns once it owns its name (after its first
-# pass over every disk). udevd must run: ioschedd listens to udev's events.
+# daemon_start CONF [ARGS...]: ioschedd on CONF (ioschedd_start); udevd must run: ioschedd
+# listens to udev's events.
 daemon_start() {
         local conf=$1; shift
-        daemon_bus_start
-        bench_udevd
-        DAEMON_LOG="$BENCH_OUT/ioschedd.log"
-        # Its engine marker stays in the bench's own directory, not the machine's /run/ioschedd.
-        "$IOSCHED_DAEMON" --config "$conf" --runtime-dir "$BENCH_TMP/run-ioschedd" "$@" \
-                >>"$DAEMON_LOG" 2>&1 &
-        DAEMON_PID=$!
-        for _ in $(seq 400); do
-                busctl status org.iosched1 >/dev/null 2>&1 && return 0
-                kill -0 "$DAEMON_PID" 2>/dev/null || bdie "ioschedd exited: $(tail -5 "$DAEMON_LOG")"
-                sleep 0.05
-        done
-        bdie "ioschedd did not take its bus name within 20 s"
+        udevd_ensure
+        ioschedd_start --config "$conf" "$@"
 }
-
-daemon_stop() {
-        [ -n "$DAEMON_PID" ] || return 0
-        kill "$DAEMON_PID" 2>/dev/null || true
-        wait "$DAEMON_PID" 2>/dev/null || true
-        DAEMON_PID=""
-}
-bench_on_exit daemon_stop
 
 # The daemon's memory: "rss_kb hwm_kb" (VmRSS, and VmHWM: the peak).
 daemon_rss() {
-        awk '/^VmRSS:/ { r = $2 } /^VmHWM:/ { h = $2 } END { print r, h }' "/proc/$DAEMON_PID/status"
+        awk '/^VmRSS:/ { r = $2 } /^VmHWM:/ { h = $2 } END { print r, h }' "/proc/$IOSCHEDD_PID/status"
 }
 
 # Context switches of every thread of PID, summed: each one is a wake-up of a sleeping thread
@@ -91,14 +44,14 @@ daemon_wait_applied() {
 
 # Property reads during a storm: start before, stop after; the report gives p50/p99/max.
 daemon_probe_start() {
-        rm -f "$BENCH_TMP/probe.us"
-        "$BUSPROBE" reads 2 "$BENCH_TMP/probe.us" 2>>"$BENCH_OUT/busprobe.log" &
+        rm -f "$TEST_TMP/probe.us"
+        "$BUSPROBE" reads 2 "$TEST_TMP/probe.us" 2>>"$BENCH_OUT/busprobe.log" &
         DAEMON_PROBE_PID=$!
 }
 daemon_probe_stop() {   # OUTFILE: the latencies (µs), appended
         kill "$DAEMON_PROBE_PID" 2>/dev/null || true
         wait "$DAEMON_PROBE_PID" 2>/dev/null || true
-        cat "$BENCH_TMP/probe.us" >>"$1" 2>/dev/null || true
+        cat "$TEST_TMP/probe.us" >>"$1" 2>/dev/null || true
 }
 # latency_summary FILE -> "reads failed p50_ms p99_ms max_ms"
 latency_summary() {

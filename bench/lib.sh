@@ -2,7 +2,7 @@
 # Shared helpers of the benchmarks. Source it from a bench script:
 #   . "$(dirname "$0")/lib.sh"; bench_init
 #
-# Safety: a benchmark touches only loop devices it created itself (bench/c/loopctl.c creates
+# Safety: a benchmark touches only loop devices it created itself (tests/lib/loopctl.c creates
 # them at fresh indexes, backed by files in its own /dev/shm directory) and detaches and removes
 # every one of them at exit, also on failure or signal. udev rules it installs have a name unique
 # to the run and match only its own devices by kernel name; they are removed at exit.
@@ -13,60 +13,27 @@
 #   BENCH_SUMMARY=FILE append one line per headline figure (bench/run-all collects them)
 #   BENCH_OUT=DIR      keep raw results (fio logs, plot data) there (default: a temporary dir)
 
-set -euo pipefail
+# The cleanup stack, loop devices, udevd and the udev shield are the root tests' own
+# (tests/lib/common.sh); the daemon and its bus, tests/lib/daemon.sh (bench/daemon.sh).
+TEST_TMP_TEMPLATE="/dev/shm/iosched-bench-$(basename "$0").XXXXXX"
+. "$(dirname "${BASH_SOURCE[0]}")/../tests/lib/common.sh"
 
-BENCH_NAME=$(basename "$0")
-BENCH_SRC_DIR=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
-: "${IOSCHED_BUILD_DIR:=$BENCH_SRC_DIR/build}"
-IOSCHED_APPLY="$IOSCHED_BUILD_DIR/udev/iosched-apply"
-IOSCHED_DAEMON="$IOSCHED_BUILD_DIR/daemon/ioschedd"
-LOOPCTL="$IOSCHED_BUILD_DIR/bench/loopctl"
 EXECTIME="$IOSCHED_BUILD_DIR/bench/exectime"
 TRUE_STATIC="$IOSCHED_BUILD_DIR/bench/true-static"
 : "${BENCH_SMOKE:=0}"
 : "${BENCH_SUMMARY:=}"
 
-declare -a _BENCH_CLEANUPS=()
-
-blog() { printf '%s: %s\n' "$BENCH_NAME" "$*" >&2; }
-bdie() { blog "ERROR: $*"; exit 1; }
-
-# Run a command at exit, in reverse order of registration (before the loop devices go).
-bench_on_exit() { _BENCH_CLEANUPS+=("$*"); }
-
-_bench_cleanup() {
-        local rc=$? i
-        trap - EXIT INT TERM
-        for ((i = ${#_BENCH_CLEANUPS[@]} - 1; i >= 0; i--)); do
-                eval "${_BENCH_CLEANUPS[$i]}" >/dev/null 2>&1 || true
-        done
-        if [ -s "$BENCH_TMP/.loops" ]; then
-                # shellcheck disable=SC2046
-                "$LOOPCTL" del "$BENCH_TMP" $(sort -u "$BENCH_TMP/.loops") || true
-        fi
-        rm -rf "$BENCH_TMP"
-        exit "$rc"
-}
-
 bench_init() {
-        [ "$(id -u)" = 0 ] || bdie "needs root: it creates loop devices"
+        require_root
         for f in "$IOSCHED_APPLY" "$LOOPCTL" "$EXECTIME" "$TRUE_STATIC"; do
-                [ -x "$f" ] || bdie "$f missing: build first (meson setup build && ninja -C build)"
+                [ -x "$f" ] || fail "$f missing: build first (meson setup build && ninja -C build)"
         done
-        BENCH_TMP=$(mktemp -d "/dev/shm/iosched-bench-$BENCH_NAME.XXXXXX")
-        : >"$BENCH_TMP/.loops"
-        : "${BENCH_OUT:=$BENCH_TMP/out}"
+        : "${BENCH_OUT:=$TEST_TMP/out}"
         # Results are appended to files there: an old run's would mix in.
-        [ ! -d "$BENCH_OUT" ] || [ -z "$(ls -A "$BENCH_OUT")" ] || bdie "BENCH_OUT=$BENCH_OUT is not empty"
+        [ ! -d "$BENCH_OUT" ] || [ -z "$(ls -A "$BENCH_OUT")" ] || fail "BENCH_OUT=$BENCH_OUT is not empty"
         mkdir -p "$BENCH_OUT"
-        trap _bench_cleanup EXIT
-        trap 'exit 130' INT TERM
-        # An installed iosched rule must not act on the benchmark's devices (tests/lib/udevd.sh).
-        local shield
-        shield=$(udev_shield)
-        bench_on_exit "rm -f '$shield'; udevadm control --reload"
         BENCH_RUN_ID="$$-$RANDOM"
-        blog "start: $(bench_host)"
+        log "start: $(bench_host)"
 }
 
 # One line saying where and when: kernel, load (1/5/15 min), CPUs.
@@ -90,17 +57,11 @@ bench_load1() {
         echo "$l"
 }
 
-# bench_loops N [SIZE_MB] -> BENCH_LOOPS=(loopN ...): new loop devices backed by files in
-# /dev/shm, removed at exit.
+# bench_loops N [SIZE_MB] -> BENCH_LOOPS=(loopN ...): new loop devices (loop_create) backed
+# by files in /dev/shm, removed at exit.
 bench_loops() {
-        local n=$1 size=${2:-16}
-        mapfile -t BENCH_LOOPS < <("$LOOPCTL" add "$BENCH_TMP/.loops" "$BENCH_TMP" "$n" "$size")
-        [ "${#BENCH_LOOPS[@]}" = "$n" ] || bdie "created ${#BENCH_LOOPS[@]} of $n loop devices"
-}
-
-# Detach and remove some of our loop devices now.
-bench_loops_del() {
-        "$LOOPCTL" del "$BENCH_TMP" "$@"
+        mapfile -t BENCH_LOOPS < <(loop_create "${2:-16}" "$1")
+        [ "${#BENCH_LOOPS[@]}" = "$1" ] || fail "created ${#BENCH_LOOPS[@]} of $1 loop devices"
 }
 
 # bench_conf FILE SETTINGS DISK... : a config with rules matching only the given disks by
@@ -125,23 +86,13 @@ bench_udev_match() {
         printf 'KERNEL=="%s"' "$*"
 }
 
-# Install a udev rule file (content on stdin) for this run; removed at exit.
-bench_udev_rule() {
-        local name="/run/udev/rules.d/61-iosched-bench-$BENCH_RUN_ID-$1.rules"
-        mkdir -p /run/udev/rules.d
-        cat >"$name"
-        bench_on_exit "rm -f '$name'; udevadm control --reload"
-        udevadm control --reload
-        echo "$name"
-}
-
 # bench_udev_reload DISK: make udevd read the rules again, then let it handle one change event
 # of DISK (one of ours) so that the measured events do not pay for the reload: a reload kills
 # udevd's idle workers and the next event parses every rules file again. On a running system
 # rules are loaded once at boot and workers exist when a storm comes.
 bench_udev_reload() {
         udevadm control --reload
-        bench_udevd
+        udevd_ensure
         timeout 30 udevadm trigger --action=change --settle "/sys/block/$1" >/dev/null 2>&1 || true
 }
 
@@ -154,28 +105,16 @@ bench_udev_trigger() {
         local timeout=$1 try t0
         shift
         for try in 1 2 3; do
-                bench_udevd
+                udevd_ensure
                 t0=$EPOCHREALTIME
                 if timeout "$timeout" udevadm trigger --action=change --settle "$@" >/dev/null 2>&1; then
                         ms_since "$t0"
                         return 0
                 fi
-                blog "udevd did not finish the events within $timeout s (stopped by someone else?): again ($try)"
+                log "udevd did not finish the events within $timeout s (stopped by someone else?): again ($try)"
                 sleep 1
         done
-        bdie "udevd did not finish the events, 3 times"
-}
-
-# Make sure a systemd-udevd runs; stop it at exit only if we started it (tests/lib/udevd.sh).
-. "$(dirname "${BASH_SOURCE[0]}")/../tests/lib/udevd.sh"
-bench_udevd() {
-        local r=0
-        udevd_start || r=$?
-        case $r in
-        0) ;;
-        1) bench_on_exit "udevadm control --exit" ;;
-        *) bdie "no systemd-udevd" ;;
-        esac
+        fail "udevd did not finish the events, 3 times"
 }
 
 # Timing uses bash's own clock ($EPOCHREALTIME): a $(...) would fork, and a fork costs
@@ -202,11 +141,8 @@ ratio() { awk -v a="$1" -v b="$2" 'BEGIN { if (b + 0 == 0) print "n/a"; else pri
 # Append a headline figure to the run-all summary: bench_summary WHAT VALUE UNIT [NOTE]
 bench_summary() {
         [ -n "$BENCH_SUMMARY" ] || return 0
-        printf '%s\t%s\t%s\t%s\t%s\n' "$BENCH_NAME" "$1" "$2" "$3" "${4:-}" >>"$BENCH_SUMMARY"
+        printf '%s\t%s\t%s\t%s\t%s\n' "$TEST_NAME" "$1" "$2" "$3" "${4:-}" >>"$BENCH_SUMMARY"
 }
-
-# The bracketed scheduler of a disk.
-current_scheduler() { sed -n 's/.*\[\(.*\)\].*/\1/p' "/sys/block/$1/queue/scheduler"; }
 
 # Repetitions: the asked number, or 1 for a smoke run.
 reps() { if [ "$BENCH_SMOKE" = 1 ]; then echo 1; else echo "$1"; fi; }

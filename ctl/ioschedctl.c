@@ -4,6 +4,7 @@
  */
 #include <inttypes.h>
 #include <stdarg.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <systemd/sd-bus.h>
 #include <time.h>
@@ -44,18 +45,35 @@ typedef struct DiskInfo {
         size_t n_desired;
 } DiskInfo;
 
+/* The string properties of org.iosched1.Disk, and where they go. */
+static const struct {
+        const char *name;
+        size_t offset;
+} string_props[] = {
+        { "Name", offsetof(DiskInfo, name) }, { "Transport", offsetof(DiskInfo, transport) },
+        { "Scheduler", offsetof(DiskInfo, scheduler) }, { "Model", offsetof(DiskInfo, model) },
+        { "Serial", offsetof(DiskInfo, serial) }, { "WWN", offsetof(DiskInfo, wwn) },
+        { "LastError", offsetof(DiskInfo, last_error) },
+        { "IOCostQoS", offsetof(DiskInfo, iocost[ATTR_FILE_IOCOST_QOS]) },
+        { "IOCostModel", offsetof(DiskInfo, iocost[ATTR_FILE_IOCOST_MODEL]) },
+};
+
+static char **string_field(DiskInfo *d, size_t i) {
+        return (char **) ((uint8_t *) d + string_props[i].offset);
+}
+
+static char **string_prop(DiskInfo *d, const char *name) {
+        for (size_t i = 0; i < ELEMENTSOF(string_props); i++)
+                if (streq(name, string_props[i].name))
+                        return string_field(d, i);
+        return NULL;
+}
+
 static void disk_info_done(DiskInfo *d) {
         free(d->path);
-        free(d->name);
-        free(d->transport);
-        free(d->scheduler);
-        free(d->model);
-        free(d->serial);
-        free(d->wwn);
-        free(d->last_error);
+        for (size_t i = 0; i < ELEMENTSOF(string_props); i++)
+                free(*string_field(d, i));
         strv_free(d->tunables);
-        for (size_t i = 0; i < _ATTR_FILE_MAX; i++)
-                free(d->iocost[i]);
         strv_free(d->rules);
         for (size_t i = 0; i < d->n_desired; i++) {
                 free(d->desired[i].key);
@@ -105,24 +123,10 @@ static int read_disk_props(sd_bus_message *m, DiskInfo *d) {
                 if (r < 0)
                         return r;
 
-                if (streq(name, "Name"))
-                        r = read_string(m, &d->name);
-                else if (streq(name, "Transport"))
-                        r = read_string(m, &d->transport);
-                else if (streq(name, "Scheduler"))
-                        r = read_string(m, &d->scheduler);
-                else if (streq(name, "Model"))
-                        r = read_string(m, &d->model);
-                else if (streq(name, "Serial"))
-                        r = read_string(m, &d->serial);
-                else if (streq(name, "WWN"))
-                        r = read_string(m, &d->wwn);
-                else if (streq(name, "LastError"))
-                        r = read_string(m, &d->last_error);
-                else if (streq(name, "IOCostQoS"))
-                        r = read_string(m, &d->iocost[ATTR_FILE_IOCOST_QOS]);
-                else if (streq(name, "IOCostModel"))
-                        r = read_string(m, &d->iocost[ATTR_FILE_IOCOST_MODEL]);
+                char **str = string_prop(d, name);
+
+                if (str)
+                        r = read_string(m, str);
                 else if (streq(name, "IOCostOtherWriter")) {
                         int b;
                         r = sd_bus_message_read_basic(m, 'b', &b);
@@ -343,12 +347,11 @@ static int verb_status(sd_bus *bus, char **args) {
 
                 if (arg.json) {
                         fputs(i > 0 ? ",\n{" : "{", stdout);
-                        fputs("\"disk\":", stdout);
-                        json_string(stdout, d->name);
-                        fputs(",\"transport\":", stdout);
-                        json_string(stdout, d->transport);
-                        fputs(",\"scheduler\":", stdout);
-                        json_string(stdout, d->scheduler);
+                        const JsonMember m[] = {
+                                { "disk", d->name }, { "transport", d->transport },
+                                { "scheduler", d->scheduler } };
+
+                        json_members(stdout, m, ELEMENTSOF(m));
                         printf(",\"wbt_lat_usec\":%" PRIi64 ",\"nr_requests\":%" PRIi64
                                ",\"read_ahead_kb\":%" PRIi64 ",\"rotational\":%s,\"queues\":%u",
                                d->attrs[ATTR_WBT_LAT_USEC], d->attrs[ATTR_NR_REQUESTS],
@@ -425,16 +428,11 @@ static void explain_line(const char *key, const char *current, const Desired *w,
         if (arg.json) {
                 fputs(*first ? "{" : ",\n{", stdout);
                 *first = false;
-                fputs("\"key\":", stdout);
-                json_string(stdout, key);
-                fputs(",\"current\":", stdout);
-                json_string(stdout, current);
-                fputs(",\"desired\":", stdout);
-                json_string(stdout, w ? w->value : NULL);
-                fputs(",\"rule\":", stdout);
-                json_string(stdout, w ? w->rule : NULL);
-                fputs(",\"file\":", stdout);
-                json_string(stdout, w ? w->file : NULL);
+                const JsonMember m[] = {
+                        { "key", key }, { "current", current }, { "desired", w ? w->value : NULL },
+                        { "rule", w ? w->rule : NULL }, { "file", w ? w->file : NULL } };
+
+                json_members(stdout, m, ELEMENTSOF(m));
                 printf(",\"line\":%u}", w ? w->line : 0);
                 return;
         }
@@ -533,14 +531,11 @@ static int plan_one(sd_bus *bus, const char *name, bool *first, bool quiet_gone)
         while (r >= 0 && (r = sd_bus_message_read(reply, "(ssss)", &key, &cur, &want, &action)) > 0) {
                 if (arg.json) {
                         fputs(any ? ",{" : "{", stdout);
-                        fputs("\"key\":", stdout);
-                        json_string(stdout, key);
-                        fputs(",\"current\":", stdout);
-                        json_string(stdout, *cur ? cur : NULL);
-                        fputs(",\"desired\":", stdout);
-                        json_string(stdout, want);
-                        fputs(",\"action\":", stdout);
-                        json_string(stdout, action);
+                        const JsonMember m[] = {
+                                { "key", key }, { "current", *cur ? cur : NULL }, { "desired", want },
+                                { "action", action } };
+
+                        json_members(stdout, m, ELEMENTSOF(m));
                         fputc('}', stdout);
                 } else {
                         if (!any)
@@ -582,9 +577,22 @@ static int verb_plan(sd_bus *bus, char **args) {
         return r;
 }
 
+/* Send a mutating call and wait for its reply: writes wait for grace periods, and a few hundred
+ * disks take seconds. */
+static int call_wait(sd_bus *bus, sd_bus_message *m) {
+        sd_bus_error error = SD_BUS_ERROR_NULL;
+        int r;
+
+        r = sd_bus_call(bus, m, 300 * 1000000ULL, &error, NULL);
+        if (r < 0) {
+                r = error_of(&error, r);
+                sd_bus_error_free(&error);
+        }
+        return r;
+}
+
 static int call_simple(sd_bus *bus, const char *method, const char *types, ...) {
         _cleanup_(sd_bus_message_unrefp) sd_bus_message *m = NULL;
-        sd_bus_error error = SD_BUS_ERROR_NULL;
         va_list ap;
         int r;
 
@@ -598,13 +606,7 @@ static int call_simple(sd_bus *bus, const char *method, const char *types, ...) 
                 if (r < 0)
                         return log_error_errno(r, "Cannot create the call: %m");
         }
-        /* Writes wait for grace periods: a few hundred disks take seconds. */
-        r = sd_bus_call(bus, m, 300 * 1000000ULL, &error, NULL);
-        if (r < 0) {
-                r = error_of(&error, r);
-                sd_bus_error_free(&error);
-        }
-        return r;
+        return call_wait(bus, m);
 }
 
 static int verb_apply(sd_bus *bus, char **args) {
@@ -621,7 +623,6 @@ static int verb_reset(sd_bus *bus, char **args) {
 
 static int verb_set(sd_bus *bus, char **args) {
         _cleanup_(sd_bus_message_unrefp) sd_bus_message *m = NULL;
-        sd_bus_error error = SD_BUS_ERROR_NULL;
         int r;
 
         r = sd_bus_message_new_method_call(bus, &m, BUS_NAME, MANAGER_PATH, MANAGER_IFACE, "SetPolicy");
@@ -649,12 +650,7 @@ static int verb_set(sd_bus *bus, char **args) {
                 r = sd_bus_message_append(m, "b", arg.runtime);
         if (r < 0)
                 return log_error_errno(r, "Cannot create the call: %m");
-        r = sd_bus_call(bus, m, 300 * 1000000ULL, &error, NULL);
-        if (r < 0) {
-                r = error_of(&error, r);
-                sd_bus_error_free(&error);
-        }
-        return r;
+        return call_wait(bus, m);
 }
 
 /* From the attribute and tunable tables: shell completion asks the program, not a copy. */

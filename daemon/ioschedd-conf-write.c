@@ -230,6 +230,19 @@ static int dropin_kept(const char *path, char * const *keys, char * const *remov
         return 0;
 }
 
+/* Fills @id with the identity of @d by @kind and @name with its drop-in file's name; the
+ * caller frees both (what was set), also on failure. */
+static int dropin_id_and_name(const Disk *d, DropinIdKind kind, bool runtime, DropinId *id,
+                              char **name) {
+        int r;
+
+        r = dropin_id_for_disk(d, kind, id);
+        if (r < 0)
+                return r;
+        *name = dropin_file_name(id, runtime);
+        return *name ? 0 : -ENOMEM;
+}
+
 int dropin_persist(const char *dir, const Disk *d, char * const *keys, char * const *values,
                    char * const *remove, bool runtime, char **ret_path) {
         _cleanup_(freep) char *name = NULL, *path = NULL, *text = NULL;
@@ -239,12 +252,9 @@ int dropin_persist(const char *dir, const Disk *d, char * const *keys, char * co
         int r;
 
         assert(dir && d && ret_path);
-        r = dropin_id_for_disk(d, DROPIN_ID_WWN, &id);
+        r = dropin_id_and_name(d, DROPIN_ID_WWN, runtime, &id, &name);
         if (r < 0)
                 return r;
-        name = dropin_file_name(&id, runtime);
-        if (!name)
-                return -ENOMEM;
         path = strdup_printf("%s/%s", dir, name);
         if (!path)
                 return -ENOMEM;
@@ -295,12 +305,9 @@ int dropin_reset(const char *dir, const Disk *d, bool runtime, char **ret_remove
                 _cleanup_(dropin_id_done) DropinId id = {};
                 _cleanup_(freep) char *name = NULL;
 
-                r = dropin_id_for_disk(d, k, &id);
+                r = dropin_id_and_name(d, k, runtime, &id, &name);
                 if (r < 0)
                         return r;
-                name = dropin_file_name(&id, runtime);
-                if (!name)
-                        return -ENOMEM;
                 r = dropin_remove(dir, name);
                 if (r < 0)
                         return log_error_errno(r, "Cannot remove %s/%s: %m", dir, name);

@@ -313,11 +313,10 @@ static int method_get_disk(sd_bus_message *msg, void *userdata, sd_bus_error *er
 
 static int method_plan(sd_bus_message *msg, void *userdata, sd_bus_error *error) {
         _cleanup_(request_unrefp) Request *req = NULL;
-        Manager *m = userdata;
         DiskObject *d;
         int r;
 
-        r = read_disk(m, msg, &d, error);
+        r = read_disk(userdata, msg, &d, error);
         if (r < 0)
                 return r;
         r = request_new(msg, JOB_PLAN, true, &req);

@@ -78,27 +78,21 @@ static int append_variant(sd_bus_message *m, uint8_t type, const uint8_t **p, si
         case 2:
                 (void) take(p, left, &n, 1);
                 return sd_bus_message_append(m, "v", "b", (int) (n & 1));
-        case 3:
-                (void) take(p, left, &n, 1);
-                return sd_bus_message_append(m, "v", "y", (uint8_t) n);
-        case 4:
-                (void) take(p, left, &n, 2);
-                return sd_bus_message_append(m, "v", "n", (int16_t) n);
-        case 5:
-                (void) take(p, left, &n, 2);
-                return sd_bus_message_append(m, "v", "q", (uint16_t) n);
-        case 6:
-                (void) take(p, left, &n, 4);
-                return sd_bus_message_append(m, "v", "i", (int32_t) n);
-        case 7:
-                (void) take(p, left, &n, 4);
-                return sd_bus_message_append(m, "v", "u", (uint32_t) n);
-        case 8:
-                (void) take(p, left, &n, 8);
-                return sd_bus_message_append(m, "v", "x", (int64_t) n);
-        case 9:
-                (void) take(p, left, &n, 8);
-                return sd_bus_message_append(m, "v", "t", n);
+        case 3 ... 9: {
+                /* The integer types, from as many bytes of the input as each holds. */
+                static const char types[] = "ynqiuxt";
+                static const uint8_t sizes[] = { 1, 2, 2, 4, 4, 8, 8 };
+                const char t[2] = { types[type % 12 - 3], 0 };
+                uint8_t v[8] = {};
+
+                (void) take(p, left, v, sizes[type % 12 - 3]);
+                r = sd_bus_message_open_container(m, 'v', t);
+                if (r >= 0)
+                        r = sd_bus_message_append_basic(m, t[0], v);
+                if (r >= 0)
+                        r = sd_bus_message_close_container(m);
+                return r;
+        }
         case 10: {
                 double d = 0;
 

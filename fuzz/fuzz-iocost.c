@@ -36,16 +36,11 @@ static const Policy *get_policy(unsigned i, bool allow) {
         unsigned slot = i;
 
         if (!policies[slot]) {
-                _cleanup_(strv_freep) char **errors = calloc(1, sizeof(char *));
                 _cleanup_(freep) char *text = strdup_printf(
                         "[rule p%u]\nmatch.name = *\n%s\n[rule allow]\nmatch.name = allowed\n"
                         "iocost.allow_static_key_kernels = yes\n", i, policy_texts[i]);
 
-                fuzz_oom_check(errors);
-                fuzz_oom_check(text);
-                policies[slot] = policy_new();
-                fuzz_oom_check(policies[slot]);
-                fuzz_check(conf_parse_text(text, strlen(text), "p.conf", policies[slot], &errors) == 0);
+                policies[slot] = fuzz_policy_parse(text);
         }
         return policies[slot];
 }

@@ -1,7 +1,19 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 #include <string.h>
 
+#include "conf.h"
 #include "fuzz.h"
+
+Policy *fuzz_policy_parse(const char *text) {
+        _cleanup_(strv_freep) char **errors = calloc(1, sizeof(char *));
+        Policy *p = policy_new();
+
+        fuzz_oom_check(errors);
+        fuzz_oom_check(text);
+        fuzz_oom_check(p);
+        fuzz_check(conf_parse_text(text, strlen(text), "p.conf", p, &errors) == 0);
+        return p;
+}
 
 char *fuzz_strndup(const uint8_t *data, size_t size) {
         const uint8_t *nul = memchr(data, 0, size);

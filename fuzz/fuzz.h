@@ -14,6 +14,7 @@
 #include <stdlib.h>
 
 #include "disk.h"
+#include "policy.h"
 #include "util.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
@@ -40,6 +41,9 @@ bool fuzz_no_control_chars(const char *s, size_t n);
 
 /* True when @s is well-formed UTF-8 (no overlong forms, no surrogates, at most U+10FFFF). */
 bool fuzz_utf8_is_valid(const char *s, size_t n);
+
+/* A policy parsed from @text ("p.conf"), which must parse without errors. */
+Policy *fuzz_policy_parse(const char *text);
 
 /*
  * Disks of several kinds, built in memory as sysfs_load_disk() would have read them:

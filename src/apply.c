@@ -231,31 +231,18 @@ static int report_append(Plan *report, Action *a) {
 }
 
 static void count(ApplyStats *st, const Action *a) {
-        if (!st)
+        unsigned *counter;
+
+        if (!st || a->outcome < 0 || a->outcome >= _OUTCOME_MAX)
                 return;
-        switch (a->outcome) {
-        case OUTCOME_WRITTEN:
-                st->written++;
-                break;
-        case OUTCOME_SKIPPED:
-                st->skipped++;
-                break;
-        case OUTCOME_FAILED:
-                st->failed++;
-                break;
-        case OUTCOME_UNSUPPORTED:
-        case OUTCOME_REFUSED:
-                st->unsupported++;
-                break;
-        case OUTCOME_GONE:
-                st->gone++;
-                break;
-        case OUTCOME_DRY_RUN:
-                st->would_write++;
-                break;
-        default:
-                break;
-        }
+        counter = (unsigned *const[_OUTCOME_MAX]) {
+                [OUTCOME_WRITTEN] = &st->written, [OUTCOME_SKIPPED] = &st->skipped,
+                [OUTCOME_FAILED] = &st->failed, [OUTCOME_UNSUPPORTED] = &st->unsupported,
+                [OUTCOME_REFUSED] = &st->unsupported, [OUTCOME_GONE] = &st->gone,
+                [OUTCOME_DRY_RUN] = &st->would_write,
+        }[a->outcome];
+        if (counter)
+                (*counter)++;
 }
 
 int apply_disk(Sysfs *s, Disk *d, const Resolved *r, ApplyFlags flags, Plan **ret_report,

@@ -61,34 +61,26 @@ Transport transport_classify(const char *name, const char *devpath, const char *
                         return by_name[i].t;
         }
 
-        /* SCSI disks: the bus they hang off. udev knows best; the sysfs path tells too. */
-        if (id_bus) {
-                if (streq(id_bus, "ata"))
-                        return TRANSPORT_ATA;
-                if (streq(id_bus, "usb"))
-                        return TRANSPORT_USB;
-                if (streq(id_bus, "nvme"))
-                        return TRANSPORT_NVME;
-                /* virtio-scsi disks are "scsi" to udev too. */
-                if (streq(id_bus, "scsi"))
-                        return TRANSPORT_SCSI;
-        }
-        if (devpath) {
-                if (strstr(devpath, "/usb"))
-                        return TRANSPORT_USB;
-                if (strstr(devpath, "/ata"))
-                        return TRANSPORT_ATA;
-                /* A SCSI target below a virtio device is virtio-scsi: a SCSI disk with SCSI's
-                 * queueing, not virtio-blk (whose disks are named vd*, matched above). */
-                if (strstr(devpath, "/target"))
-                        return TRANSPORT_SCSI;
-                if (strstr(devpath, "/virtio"))
-                        return TRANSPORT_VIRTIO;
-                if (strstr(devpath, "/mmc"))
-                        return TRANSPORT_MMC;
-                if (strstr(devpath, "/nvme"))
-                        return TRANSPORT_NVME;
-        }
+        /* SCSI disks: the bus they hang off. udev knows best (virtio-scsi disks are "scsi" to
+         * udev too); the sysfs path tells too, in this order: a SCSI target below a virtio
+         * device is virtio-scsi, a SCSI disk with SCSI's queueing, not virtio-blk (whose disks
+         * are named vd*, matched above). */
+        static const struct {
+                const char *s;
+                Transport t;
+        } by_bus[] = {
+                { "ata", TRANSPORT_ATA }, { "usb", TRANSPORT_USB }, { "nvme", TRANSPORT_NVME },
+                { "scsi", TRANSPORT_SCSI },
+        }, by_path[] = {
+                { "/usb", TRANSPORT_USB }, { "/ata", TRANSPORT_ATA }, { "/target", TRANSPORT_SCSI },
+                { "/virtio", TRANSPORT_VIRTIO }, { "/mmc", TRANSPORT_MMC }, { "/nvme", TRANSPORT_NVME },
+        };
+        for (size_t i = 0; id_bus && i < ELEMENTSOF(by_bus); i++)
+                if (streq(id_bus, by_bus[i].s))
+                        return by_bus[i].t;
+        for (size_t i = 0; devpath && i < ELEMENTSOF(by_path); i++)
+                if (strstr(devpath, by_path[i].s))
+                        return by_path[i].t;
         if (startswith(name, "sd") || startswith(name, "sr") || (id_bus && streq(id_bus, "scsi")))
                 return TRANSPORT_SCSI;
         return TRANSPORT_OTHER;

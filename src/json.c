@@ -11,16 +11,13 @@ void json_string(FILE *f, const char *s) {
         for (const unsigned char *p = (const unsigned char *) s; *p; p++) {
                 switch (*p) {
                 case '"':
-                        fputs("\\\"", f);
-                        break;
                 case '\\':
-                        fputs("\\\\", f);
+                        fputc('\\', f);
+                        fputc(*p, f);
                         break;
                 case '\n':
-                        fputs("\\n", f);
-                        break;
                 case '\t':
-                        fputs("\\t", f);
+                        fputs(*p == '\n' ? "\\n" : "\\t", f);
                         break;
                 default:
                         if (*p < 0x20 || *p == 0x7f)
@@ -42,4 +39,11 @@ void json_string(FILE *f, const char *s) {
                 }
         }
         fputc('"', f);
+}
+
+void json_members(FILE *f, const JsonMember *m, size_t n) {
+        for (size_t i = 0; i < n; i++) {
+                fprintf(f, "%s\"%s\":", i > 0 ? "," : "", m[i].name);
+                json_string(f, m[i].value);
+        }
 }

@@ -123,27 +123,18 @@ void report_print_json(FILE *f, const Disk *d, const Plan *report, const char *n
         fputs(",\"actions\":[", f);
         for (size_t i = 0; i < report->n_actions; i++) {
                 const Action *a = &report->actions[i];
+                const JsonMember m[] = {
+                        { "key", a->key }, { "current", a->current }, { "desired", a->desired },
+                        { "action", action_type_to_string(a->type) },
+                        { "outcome", outcome_to_string(a->outcome) },
+                        { "written", a->outcome == OUTCOME_WRITTEN ? a->write : NULL },
+                        { "result", a->result }, { "reason", a->reason }, { "file", a->file },
+                };
 
                 if (i > 0)
                         fputc(',', f);
-                fputs("{\"key\":", f);
-                json_string(f, a->key);
-                fputs(",\"current\":", f);
-                json_string(f, a->current);
-                fputs(",\"desired\":", f);
-                json_string(f, a->desired);
-                fputs(",\"action\":", f);
-                json_string(f, action_type_to_string(a->type));
-                fputs(",\"outcome\":", f);
-                json_string(f, outcome_to_string(a->outcome));
-                fputs(",\"written\":", f);
-                json_string(f, a->outcome == OUTCOME_WRITTEN ? a->write : NULL);
-                fputs(",\"result\":", f);
-                json_string(f, a->result);
-                fputs(",\"reason\":", f);
-                json_string(f, a->reason);
-                fputs(",\"file\":", f);
-                json_string(f, a->file);
+                fputc('{', f);
+                json_members(f, m, ELEMENTSOF(m));
                 fprintf(f, ",\"line\":%u,\"rule\":", a->line);
                 json_string(f, a->rule);
                 if (a->error)

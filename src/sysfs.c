@@ -337,12 +337,31 @@ static int read_iocost(Sysfs *s, Disk *d, AttrFile f) {
         return iocost_find(f, text, d->devnum, st);
 }
 
+/* One write(2) of @value to @path (below the root; @disk's file @name, for the hook). */
+static int write_value(Sysfs *s, const char *path, const char *disk, const char *name,
+                       const char *value) {
+        _cleanup_(closep) int fd = -1;
+        size_t len = strlen(value);
+        ssize_t k;
+
+        fd = openat(s->root_fd, path, O_WRONLY | O_CLOEXEC | O_NOCTTY | O_NOFOLLOW);
+        if (fd < 0)
+                return -errno;
+        s->n_writes++;
+        if (s->write_hook)
+                return s->write_hook(s, fd, disk, name, value, s->hook_userdata);
+        k = write(fd, value, len);
+        if (k < 0)
+                return -errno;
+        if ((size_t) k != len)
+                return -EIO;
+        return 0;
+}
+
 static int write_iocost(Sysfs *s, const char *disk, AttrFile f, const char *line) {
         _cleanup_(freep) char *devnum = NULL;
-        _cleanup_(closep) int fd = -1;
         char path[PATH_MAX];
-        size_t len = strlen(line), l;
-        ssize_t k;
+        size_t l;
         int r;
 
         /* Only the line of the disk asked for. */
@@ -355,27 +374,12 @@ static int write_iocost(Sysfs *s, const char *disk, AttrFile f, const char *line
         r = iocost_path(s, f, path, sizeof(path));
         if (r < 0)
                 return r;
-        fd = openat(s->root_fd, path, O_WRONLY | O_CLOEXEC | O_NOCTTY | O_NOFOLLOW);
-        if (fd < 0)
-                return -errno;
-
-        s->n_writes++;
-        if (s->write_hook)
-                return s->write_hook(s, fd, disk, iocost_file_name(f), line, s->hook_userdata);
-        k = write(fd, line, len);
-        if (k < 0)
-                return -errno;
-        if ((size_t) k != len)
-                return -EIO;
-        return 0;
+        return write_value(s, path, disk, iocost_file_name(f), line);
 }
 
 int sysfs_write_setting(Sysfs *s, const char *disk, const AttrInfo *a, const char *tunable,
                         const char *value) {
-        _cleanup_(closep) int fd = -1;
         char rel[128], path[PATH_MAX];
-        size_t len;
-        ssize_t k;
         int r;
 
         if (a->file == ATTR_FILE_IOCOST_QOS || a->file == ATTR_FILE_IOCOST_MODEL)
@@ -389,21 +393,7 @@ int sysfs_write_setting(Sysfs *s, const char *disk, const AttrInfo *a, const cha
         if (r < 0)
                 return r;
 
-        len = strlen(value);
-        fd = openat(s->root_fd, path, O_WRONLY | O_CLOEXEC | O_NOCTTY | O_NOFOLLOW);
-        if (fd < 0)
-                return -errno;
-
-        s->n_writes++;
-        if (s->write_hook)
-                return s->write_hook(s, fd, disk, rel, value, s->hook_userdata);
-
-        k = write(fd, value, len);
-        if (k < 0)
-                return -errno;
-        if ((size_t) k != len)
-                return -EIO;
-        return 0;
+        return write_value(s, path, disk, rel, value);
 }
 
 int sysfs_list_disks(Sysfs *s, char ***ret) {

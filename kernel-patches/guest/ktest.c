@@ -500,34 +500,55 @@ static void test_changes(const char *disk)
         expect_sched(disk, "mq-deadline");
 }
 
+/*
+ * Creates up to @n null_blk disks PREFIX0, PREFIX1, ... with their creation times in @t (a
+ * failure is the check @what); counts in @sched_ok those that came up with mq-deadline.
+ * Returns how many were created.
+ */
+static int add_disks(const char *prefix, const char *what, int n, uint64_t *t, int *sched_ok)
+{
+        char name[32], disk[32], cur[64];
+        int i, r;
+
+        *sched_ok = 0;
+        for (i = 0; i < n; i++) {
+                snprintf(name, sizeof(name), "%s%d", prefix, i);
+                r = nullb_create(name, false, false, disk, sizeof(disk), &t[i]);
+                if (r < 0) {
+                        check(false, what, "creating %s failed: %s", name, strerror(-r));
+                        break;
+                }
+                if (current_sched(disk, cur, sizeof(cur)) == 0 && !strcmp(cur, "mq-deadline"))
+                        (*sched_ok)++;
+        }
+        return i;
+}
+
+/* "KT WHAT n p50 p99 max sched_ok" of @n creation times, and the check WHAT-default-elevator. */
+static void report_adds(const char *what, uint64_t *t, int n, int sched_ok)
+{
+        char name[64];
+
+        qsort(t, n, sizeof(t[0]), cmp_u64);
+        printf("KT %s %d %llu %llu %llu %d\n", what, n, (unsigned long long)pct(t, n, 50),
+               (unsigned long long)pct(t, n, 99), (unsigned long long)t[n - 1], sched_ok);
+        snprintf(name, sizeof(name), "%s-default-elevator", what);
+        check(sched_ok == n, name, "%d of %d added disks got mq-deadline", sched_ok, n);
+}
+
 static void test_add(void)
 {
         uint64_t t[ADD_DISKS];
-        char name[32], disk[32], cur[64];
-        int i, r, sched_ok = 0, n = 0;
+        char name[32];
+        int i, sched_ok, n;
 
-        for (i = 0; i < ADD_DISKS; i++) {
-                snprintf(name, sizeof(name), "add%d", i);
-                r = nullb_create(name, false, false, disk, sizeof(disk), &t[n]);
-                if (r < 0) {
-                        check(false, "add", "creating %s failed: %s", name, strerror(-r));
-                        break;
-                }
-                n++;
-                if (current_sched(disk, cur, sizeof(cur)) == 0 && !strcmp(cur, "mq-deadline"))
-                        sched_ok++;
-        }
+        n = add_disks("add", "add", ADD_DISKS, t, &sched_ok);
         for (i = 0; i < n; i++) {
                 snprintf(name, sizeof(name), "add%d", i);
                 nullb_remove(name);
         }
-        if (!n)
-                return;
-        qsort(t, n, sizeof(t[0]), cmp_u64);
-        printf("KT add %d %llu %llu %llu %d\n", n, (unsigned long long)pct(t, n, 50),
-               (unsigned long long)pct(t, n, 99), (unsigned long long)t[n - 1], sched_ok);
-        check(sched_ok == n, "add-default-elevator", "%d of %d added disks got mq-deadline",
-              sched_ok, n);
+        if (n)
+                report_adds("add", t, n, sched_ok);
 }
 
 /*
@@ -683,33 +704,17 @@ static void trace_report(int adds)
 static void test_add_bench(int n)
 {
         uint64_t t[512];
-        char name[32], disk[32], cur[64];
-        int i, r, sched_ok = 0, added = 0;
+        int sched_ok, added;
         bool traced;
 
         if (n < 1 || n > (int)(sizeof(t) / sizeof(t[0])))
                 n = sizeof(t) / sizeof(t[0]);
         traced = trace_start() == 0;
-        for (i = 0; i < n; i++) {
-                snprintf(name, sizeof(name), "b%d", i);
-                r = nullb_create(name, false, false, disk, sizeof(disk), &t[added]);
-                if (r < 0) {
-                        check(false, "addbench", "creating %s failed: %s", name, strerror(-r));
-                        break;
-                }
-                added++;
-                if (current_sched(disk, cur, sizeof(cur)) == 0 && !strcmp(cur, "mq-deadline"))
-                        sched_ok++;
-        }
+        added = add_disks("b", "addbench", n, t, &sched_ok);
         if (traced)
                 trace_report(added);
-        if (!added)
-                return;
-        qsort(t, added, sizeof(t[0]), cmp_u64);
-        printf("KT addbench %d %llu %llu %llu %d\n", added, (unsigned long long)pct(t, added, 50),
-               (unsigned long long)pct(t, added, 99), (unsigned long long)t[added - 1], sched_ok);
-        check(sched_ok == added, "addbench-default-elevator",
-              "%d of %d added disks got mq-deadline", sched_ok, added);
+        if (added)
+                report_adds("addbench", t, added, sched_ok);
 }
 
 struct stress_stats {

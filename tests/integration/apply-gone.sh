@@ -53,11 +53,7 @@ x=$(loop_create)
 policy "$x"
 held "$x" "$TEST_TMP/t2" "$IOSCHED_APPLY" --config "$conf" "$x"
 loop_remove "$x"
-img=$(mktemp "$TEST_TMP/again.XXXXXX.img")
-truncate -s 16M "$img"
-losetup "/dev/$x" "$img" || fail "cannot make $x again"
-echo "/dev/$x" >>"$_LOOPS"
-echo "/dev/$x" >>"$_CREATED"
+loop_attach "${x#loop}"
 fresh_nr=$(qattr "$x" nr_requests)
 rc=0
 wait "$held_pid" || rc=$?

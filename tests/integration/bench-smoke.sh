@@ -8,7 +8,7 @@ require_root
 
 bench="$IOSCHED_SRC_DIR/bench"
 export IOSCHED_BUILD_DIR
-[ -x "$IOSCHED_BUILD_DIR/bench/loopctl" ] || fail "bench helpers not built (libudev missing?)"
+[ -x "$LOOPCTL" ] || fail "bench helpers not built (libudev missing?)"
 
 ours() {        # loop devices backed by a benchmark's files, and benchmark directories
         losetup --list --noheadings --output NAME,BACK-FILE 2>/dev/null | grep -c '/dev/shm/iosched-bench-' || true

@@ -12,9 +12,7 @@ command -v gdbus >/dev/null || fail "gdbus is not installed (apt-get install lib
 a=$(loop_new)
 b=$(loop_new)
 c=$(loop_new)   # no rule matches it
-root="$TEST_TMP/root"
-mkdir -p "$root/etc"
-cat >"$root/etc/iosched.conf" <<CONF
+config_root <<CONF
 [rule test]
 match.name = $a|$b
 scheduler = mq-deadline

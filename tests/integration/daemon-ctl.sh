@@ -8,16 +8,8 @@ require_root
 [ -x "$IOSCHEDCTL" ] || fail "no $IOSCHEDCTL: build first"
 
 a=$(loop_new)
-root="$TEST_TMP/root"
-mkdir -p "$root/etc"
-conf="$root/etc/iosched.conf"
-cat >"$conf" <<CONF
-[rule test]
-match.name = $a
-scheduler = mq-deadline
-iosched.fifo_batch = 8
-nr_requests = 32
-CONF
+config_root test "match.name = $a" \
+        "scheduler = mq-deadline" "iosched.fifo_batch = 8" "nr_requests = 32"
 bus_start
 ioschedd_start --config-root "$root" --no-monitor
 ctl() { "$IOSCHEDCTL" --no-ask-password "$@"; }

@@ -21,9 +21,9 @@ rt=$IOSCHEDD_RUNTIME_DIR
 marker=$rt/ioschedd.pid
 traces=$TEST_TMP/traces
 mkdir -p "$traces"
-n1=$(loop_pick_free)
-n2=$((n1 + 1)); [ -e "/sys/class/block/loop$n2" ] && fail "loop$n2 exists"
-n3=$((n1 + 2)); [ -e "/sys/class/block/loop$n3" ] && fail "loop$n3 exists"
+n1=$(loop_pick_free 3)
+n2=$((n1 + 1))
+n3=$((n1 + 2))
 conf=$TEST_TMP/engine.conf
 cat >"$conf" <<CONF
 [rule engine-test]

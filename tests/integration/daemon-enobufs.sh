@@ -10,9 +10,7 @@ udevd_ensure
 
 a=$(loop_new)
 b=$(loop_new)
-root="$TEST_TMP/root"
-mkdir -p "$root/etc"
-printf '[rule test]\nmatch.name = %s|%s\nscheduler = mq-deadline\n' "$a" "$b" >"$root/etc/iosched.conf"
+config_root test "match.name = $a|$b" "scheduler = mq-deadline"
 bus_start
 ioschedd_start --config-root "$root" --monitor-buffer=1024
 [ "$(current_scheduler "$a")" = mq-deadline ] || fail "first pass"

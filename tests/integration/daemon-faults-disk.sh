@@ -15,25 +15,10 @@ udevd_ensure
 # An unbound loop device of our own at a free index well above what "losetup --find" hands
 # out: once unplugged, its name is not reused by another test while ioschedd may still hold it.
 n=$(loop_pick_free)
-n=$((n * 100 + RANDOM % 100))
-[ -e "/sys/class/block/loop$n" ] && fail "loop$n exists"
-loop_ctl $LOOP_CTL_ADD "$n" || fail "cannot create loop$n"
-on_exit "loop_ctl $LOOP_CTL_REMOVE $n"
+loop_add "$n"
 a=loop$n
 b=$(loop_new)
-root="$TEST_TMP/root"
-mkdir -p "$root/etc"
-cat >"$root/etc/iosched.conf" <<CONF
-[rule faults]
-match.name = $a|$b
-scheduler = mq-deadline
-iosched.fifo_batch = 8
-nr_requests = 32
-wbt_lat_usec = 3000
-read_ahead_kb = 64
-rq_affinity = 2
-nomerges = 1
-CONF
+config_root < <(fault_policy "$a" "$b")
 
 bus_start
 # Quiet: the delayed write(2)s below are to be the sysfs writes, not log lines.
@@ -73,7 +58,7 @@ if ! wait_until 60 switched; then
         command -v gdb >/dev/null && gdb -p "$IOSCHEDD_PID" -batch -ex "thread apply all bt" 2>&1 | grep -E '^(Thread|#)' >&2
         fail "Apply never switched $a"
 fi
-loop_ctl $LOOP_CTL_REMOVE "$n" || fail "cannot unplug $a"
+loop_remove "$a"
 rc=0
 wait $apply_pid || rc=$?
 kill $strace_pid

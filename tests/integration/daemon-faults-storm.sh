@@ -12,31 +12,10 @@ require_root
 N=${IOSCHED_FAULT_DISKS:-256}
 udevd_ensure
 
-# A block of N free loop indices far above what "losetup --find" hands out; the disks are
-# created (LOOP_CTL_ADD: an "add" uevent each) only once ioschedd runs.
-pick_block() {
-        local b i
-        for _ in $(seq 50); do
-                b=$(( (300 + RANDOM % 700) * 1000 ))
-                for ((i = 0; i < N; i++)); do
-                        [ -e "/sys/class/block/loop$((b + i))" ] && continue 2
-                done
-                echo "$b"
-                return 0
-        done
-        fail "no free block of $N loop indices"
-}
-
-# LOOP_CTL_ADD (or _REMOVE) of loopB..loopB+N-1, in one process: a burst of uevents.
-loop_ctl_range() {
-        perl -e 'open(my $f, "+<", "/dev/loop-control") or die "loop-control: $!\n";
-                 my ($req, $b, $n, $strict) = @ARGV;
-                 for my $i ($b .. $b + $n - 1) {
-                         defined(ioctl($f, hex($req), $i)) or !$strict or die "loop$i: $!\n";
-                 }' "$@"
-}
-storm_add() { loop_ctl_range $LOOP_CTL_ADD "$B" "$N" 1 || fail "cannot create the disks"; }
-storm_remove() { loop_ctl_range $LOOP_CTL_REMOVE "$B" "$N" 0; }
+# A block of N free loop indices (loop_pick_free); the disks are created (loop_add: an "add"
+# uevent each, in one process) only once ioschedd runs, and removed together.
+storm_add() { loop_add "$B" "$N"; }
+storm_remove() { loop_remove "${disks[@]}"; }
 
 # write_conf SCHEDULER NR_REQUESTS READ_AHEAD: the policy of the N disks, 15 names a rule.
 write_conf() {
@@ -73,16 +52,13 @@ count_nr() {
 third_done() { [ "$(count_nr 32)" -ge $((N / 3)) ]; }
 all_at() { [ "$(count_at "$1")" = "$N" ]; }
 
-root="$TEST_TMP/root"
-mkdir -p "$root/etc"
-conf="$root/etc/iosched.conf"
+config_root </dev/null   # write_conf fills it
 bus_start
 
 # ---- 1. kill -9 in the middle of the storm ----
-B=$(pick_block)
+B=$(loop_pick_free "$N")
 disks=()
 for ((i = 0; i < N; i++)); do disks+=("loop$((B + i))"); done
-on_exit storm_remove
 write_conf mq-deadline 32 64
 # One writer: the storm lasts long enough (about 20 s here) for the kill to land in it.
 ioschedd_start --config-root "$root" --workers=1
@@ -110,7 +86,7 @@ gone() { [ ! -e "/sys/class/block/${disks[0]}" ]; }
 wait_until 30 gone || fail "the disks did not go away"
 
 # ---- 2. Reload in the middle of the storm ----
-B=$(pick_block)
+B=$(loop_pick_free "$N")
 disks=()
 for ((i = 0; i < N; i++)); do disks+=("loop$((B + i))"); done
 write_conf mq-deadline 32 64

@@ -24,15 +24,8 @@ on_exit "rm -f $rule; udevadm control --reload"
 udevadm control --reload
 udevadm trigger --action=change --settle "/sys/class/block/$c"
 udevadm info "/sys/class/block/$c" | grep -aq $'ID_MODEL=bad\xff' || fail "udev did not take the test rule"
-root="$TEST_TMP/root"
-mkdir -p "$root/etc"
-cat >"$root/etc/iosched.conf" <<CONF
-[rule hostile]
-match.name = $a
-scheduler = mq-deadline
-nr_requests = 32
-read_ahead_kb = 64
-CONF
+config_root hostile "match.name = $a" \
+        "scheduler = mq-deadline" "nr_requests = 32" "read_ahead_kb = 64"
 b_before=$(queue_snapshot "$b")
 
 bus_start

@@ -9,18 +9,10 @@ require_root
 udevd_ensure
 
 # Numbers chosen now so that the config names the devices before they exist.
-n1=$(loop_pick_free)
+n1=$(loop_pick_free 2)
 n2=$((n1 + 1))
-[ -e /sys/class/block/loop$n2 ] && fail "loop$n2 exists"
-root="$TEST_TMP/root"
-mkdir -p "$root/etc"
-cat >"$root/etc/iosched.conf" <<CONF
-[rule hotplug]
-match.name = loop$n1|loop$n2
-scheduler = mq-deadline
-nr_requests = 24
-read_ahead_kb = 48
-CONF
+config_root hotplug "match.name = loop$n1|loop$n2" \
+        "scheduler = mq-deadline" "nr_requests = 24" "read_ahead_kb = 48"
 
 bus_start
 ioschedd_start --config-root "$root"
@@ -64,9 +56,8 @@ at_policy_nofork() {
 # policy. LOOP_CTL_ADD runs in the background: the device exists long before the ioctl returns
 # on a busy machine. Attaching a backing file sends change events, which must find it right.
 for n in $n1 $n2; do
-        on_exit "loop_detach_remove $n"
         real_ms; t=$REAL_MS
-        loop_ctl $LOOP_CTL_ADD "$n" &
+        loop_add "$n" &
         creator=$!
         for _ in $(seq 1000); do
                 at_policy_nofork "loop$n" && break
@@ -93,7 +84,7 @@ grep -q "\"member\":\"InterfacesAdded\".*/org/iosched1/disk/loop$n1" "$TEST_TMP/
         || fail "no InterfacesAdded for loop$n1"
 
 # Detach and remove one: it leaves the bus.
-loop_detach_remove "$n1"
+loop_remove "loop$n1"
 wait_until 2 sh -c "! busctl call org.iosched1 /org/iosched1 org.iosched1.Manager ListDisks | grep -c '\"loop$n1\"'" \
         || fail "loop$n1 still listed after removal"
 expect_error org.iosched1.Error.NoSuchDisk GetDisk "loop$n1"

@@ -44,7 +44,7 @@ CONF
         log "$label: at policy $when; $(writes_of "$d") writes"
         [ "$(writes_of "$d")" = 2 ] || fail "$label: expected 2 writes (scheduler, nr_requests): $(grep "$d: " "$IOSCHEDD_LOG" | grep -- '->')"
         ioschedd_stop
-        loop_detach_remove "$n"
+        loop_remove "$d"
 }
 
 case_run kernel "" >/dev/null

@@ -9,9 +9,7 @@ require_root
 command -v python3 >/dev/null || fail "python3 is not installed"
 
 a=$(loop_new)
-root="$TEST_TMP/root"
-mkdir -p "$root/etc"
-printf '[rule test]\nmatch.name = %s\nnr_requests = 32\n' "$a" >"$root/etc/iosched.conf"
+config_root test "match.name = $a" "nr_requests = 32"
 bus_start
 
 sock="$TEST_TMP/notify"

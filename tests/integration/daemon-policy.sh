@@ -9,14 +9,7 @@
 require_root
 
 a=$(loop_new)
-root="$TEST_TMP/root"
-mkdir -p "$root/etc"
-conf="$root/etc/iosched.conf"
-cat >"$conf" <<CONF
-[rule base]
-match.name = $a
-nr_requests = 32
-CONF
+config_root base "match.name = $a" "nr_requests = 32"
 persistent="$root/etc/iosched.d/98-ioschedd-name-$a.conf"
 runtime="$root/run/iosched.d/99-ioschedd-name-$a.conf"
 

@@ -11,43 +11,15 @@
 . "$(dirname "$0")/../lib/common.sh"
 . "$(dirname "$0")/../lib/daemon.sh"
 require_root
-POLKITD=/usr/lib/polkit-1/polkitd
 [ -x "$POLKITD" ] || fail "polkitd is not installed (apt-get install polkitd)"
 id "$UNPRIV_USER" >/dev/null 2>&1 || fail "no user $UNPRIV_USER"
 /usr/bin/python3 -c 'import dbus' 2>/dev/null || fail "python3-dbus is not installed (tools/install-deps test)"
 
 a=$(loop_new)
-root="$TEST_TMP/root"
-mkdir -p "$root/etc"
-cat >"$root/etc/iosched.conf" <<CONF
-[rule test]
-match.name = $a
-nr_requests = 32
-CONF
+config_root test "match.name = $a" "nr_requests = 32"
 
-bus_start /usr/share/dbus-1/system.d/org.freedesktop.PolicyKit1.conf
-actions=/usr/share/polkit-1/actions
-if [ ! -e "$actions/org.iosched1.policy" ]; then
-        mkdir -p "$actions"
-        cp "$IOSCHED_SRC_DIR/dbus/org.iosched1.policy" "$actions/org.iosched1.test-$$.policy"
-        on_exit "rm -f $actions/org.iosched1.test-$$.policy"
-fi
-rules=/etc/polkit-1/rules.d/00-iosched-test-$$.rules
-mkdir -p /etc/polkit-1/rules.d
-cat >"$rules" <<RULES
-// Written by iosched's daemon-polkit-hostile test, removed when it ends.
-polkit.addRule(function(action, subject) {
-        if (action.id == "org.iosched1.apply" && subject.user == "$UNPRIV_USER")
-                return polkit.Result.YES;
-});
-RULES
-on_exit "rm -f $rules"
-"$POLKITD" --no-debug >"$TEST_TMP/polkitd.log" 2>&1 &
-pk=$!
-on_exit "kill $pk"
-wait_until 10 busctl call org.freedesktop.PolicyKit1 /org/freedesktop/PolicyKit1/Authority \
-        org.freedesktop.DBus.Properties Get ss org.freedesktop.PolicyKit1.Authority BackendName ||
-        fail "polkitd did not start: $(cat "$TEST_TMP/polkitd.log")"
+bus_start "$POLKIT_BUS_CONF"
+polkitd_start apply
 ioschedd_start --config-root "$root"
 [ "$(qattr "$a" nr_requests)" = 32 ] || fail "first pass"
 echo 64 >"/sys/block/$a/queue/nr_requests"
@@ -133,7 +105,7 @@ PY
 [ $rc = 0 ] || fail "an unprivileged call got a wrong answer; ioschedd on polkit: $(grep -i polkit "$IOSCHEDD_LOG" | sed 's/^.*ioschedd[^:]*: //' | sort | uniq -c | sort -rn | head -5)"
 sleep 2
 ioschedd_alive || fail "ioschedd died"
-kill -0 $pk || fail "polkitd died"
+kill -0 $POLKITD_PID || fail "polkitd died"
 [ -z "$(find "$root" -name '*.conf' ! -path "$root/etc/iosched.conf")" ] || fail "a denied SetPolicy wrote a drop-in"
 # Apply was allowed: the drift is gone; nothing else changed the disk.
 [ "$(qattr "$a" nr_requests)" = 32 ] || fail "nr_requests is $(qattr "$a" nr_requests)"

@@ -5,26 +5,17 @@
 #    everything; root can do everything;
 #  - polkitd with the project's actions (dbus/org.iosched1.policy): denied by the default
 #    auth_admin_keep (no agent to ask); allowed where a polkit rule says so, action by action.
-# polkitd reads actions from /usr/share/polkit-1/actions and rules from /etc/polkit-1/rules.d
-# only: the test puts a file in each, with names of its own, and removes them at exit.
 . "$(dirname "$0")/../lib/common.sh"
 . "$(dirname "$0")/../lib/daemon.sh"
 require_root
-POLKITD=/usr/lib/polkit-1/polkitd
 [ -x "$POLKITD" ] || fail "polkitd is not installed (apt-get install polkitd)"
 id polkitd >/dev/null 2>&1 || fail "no polkitd user"
 id "$UNPRIV_USER" >/dev/null 2>&1 || fail "no user $UNPRIV_USER"
 
 a=$(loop_new)
-root="$TEST_TMP/root"
-mkdir -p "$root/etc"
-cat >"$root/etc/iosched.conf" <<CONF
-[rule test]
-match.name = $a
-nr_requests = 32
-CONF
+config_root test "match.name = $a" "nr_requests = 32"
 
-bus_start /usr/share/dbus-1/system.d/org.freedesktop.PolicyKit1.conf
+bus_start "$POLKIT_BUS_CONF"
 ioschedd_start --config-root "$root" --no-monitor
 
 # busctl and gdbus as the unprivileged user.
@@ -83,28 +74,7 @@ mgr Reload
 [ "$(qattr "$a" nr_requests)" = 32 ] || fail "root ResetPolicy"
 
 # 2. The real polkitd, with the project's actions.
-actions=/usr/share/polkit-1/actions
-if [ ! -e "$actions/org.iosched1.policy" ]; then
-        mkdir -p "$actions"
-        cp "$IOSCHED_SRC_DIR/dbus/org.iosched1.policy" "$actions/org.iosched1.test-$$.policy"
-        on_exit "rm -f $actions/org.iosched1.test-$$.policy"
-fi
-rules=/etc/polkit-1/rules.d/00-iosched-test-$$.rules
-mkdir -p /etc/polkit-1/rules.d
-cat >"$rules" <<RULES
-// Written by iosched's daemon-polkit test, removed when it ends.
-polkit.addRule(function(action, subject) {
-        if (action.id == "org.iosched1.reload" && subject.user == "$UNPRIV_USER")
-                return polkit.Result.YES;
-});
-RULES
-on_exit "rm -f $rules"
-# Started as root, polkitd switches to its own user, which the bus lets own the name.
-"$POLKITD" --no-debug \
-        >"$TEST_TMP/polkitd.log" 2>&1 &
-pk=$!
-on_exit "kill $pk"
-wait_until 10 busctl call org.freedesktop.PolicyKit1 /org/freedesktop/PolicyKit1/Authority org.freedesktop.DBus.Properties Get ss org.freedesktop.PolicyKit1.Authority BackendName || fail "polkitd did not start: $(cat "$TEST_TMP/polkitd.log")"
+polkitd_start reload
 
 check_reads
 # Every mutating method but Reload: auth_admin_keep and no agent to ask: denied by polkit.

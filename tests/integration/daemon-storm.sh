@@ -12,9 +12,7 @@ disks=()
 for _ in $(seq "$N"); do
         disks+=("$(loop_new 4)")
 done
-root="$TEST_TMP/root"
-mkdir -p "$root/etc"
-conf="$root/etc/iosched.conf"
+config_root </dev/null   # write_conf fills it
 
 # write_conf SCHEDULER NR_REQUESTS: rules of 8 names (a line holds at most 198 characters).
 write_conf() {

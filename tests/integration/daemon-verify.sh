@@ -7,14 +7,7 @@
 require_root
 
 a=$(loop_new)
-root="$TEST_TMP/root"
-mkdir -p "$root/etc"
-cat >"$root/etc/iosched.conf" <<CONF
-[rule test]
-match.name = $a
-scheduler = mq-deadline
-nr_requests = 32
-CONF
+config_root test "match.name = $a" "scheduler = mq-deadline" "nr_requests = 32"
 bus_start
 ioschedd_start --config-root "$root" --verify-interval=1 --no-monitor
 [ "$(current_scheduler "$a")" = mq-deadline ] || fail "first pass"

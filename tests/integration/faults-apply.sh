@@ -20,51 +20,17 @@ check_writes_confined() {
         [ -z "$bad" ] || fail "opened for writing outside the queues of $*: $bad"
 }
 
-# LOOP_CTL_ADD / LOOP_CTL_REMOVE on /dev/loop-control (perl: it starts in milliseconds).
-loop_ctl() {
-        perl -e 'open(my $f, "+<", "/dev/loop-control") or die "$!\n";
-                 defined(ioctl($f, $ARGV[0] eq "add" ? 0x4C80 : 0x4C81, $ARGV[1] + 0)) or die "$!\n";' "$@"
-}
-
 # A loop device of our own at a high index, left unbound (its queue is there all the same):
-# "losetup --find" hands out the lowest free index, so once we unplug it its name is not given
-# to another test's disk while iosched-apply may still be writing to that name; and an unbound
+# "losetup --find" hands out the lowest free index, so once we unplug it (loop_remove: the
+# device and its sysfs directory go away, as a real disk's would) its name is not given to
+# another test's disk while iosched-apply may still be writing to that name; and an unbound
 # device is removed at once, not when udev lets go of it.
 loop_new_high() {
-        local idx
-        for _ in $(seq 20); do
-                idx=$((100000 + RANDOM % 100000))
-                loop_ctl add "$idx" || continue
-                on_exit "loop_ctl remove $idx"
-                wait_until 5 test -e "/sys/class/block/loop$idx/queue/scheduler" ||
-                        fail "loop$idx has no queue"
-                echo "loop$idx"
-                return 0
-        done
-        fail "cannot create a loop device at a high index"
-}
-
-# Unplug it: the device and its sysfs directory go away, as a real disk's would.
-loop_unplug() {
-        for _ in $(seq 50); do
-                loop_ctl remove "${1#loop}" && return 0
-                sleep 0.05      # udev may be probing it
-        done
-        fail "cannot remove $1"
-}
-
-policy_for() {
-        cat <<CONF
-[rule faults]
-match.name = $(IFS='|'; echo "$*")
-scheduler = mq-deadline
-iosched.fifo_batch = 8
-nr_requests = 32
-wbt_lat_usec = 3000
-read_ahead_kb = 64
-rq_affinity = 2
-nomerges = 1
-CONF
+        local n
+        n=$(loop_pick_free)
+        loop_add "$n"
+        wait_until 5 test -e "/sys/class/block/loop$n/queue/scheduler" || fail "loop$n has no queue"
+        echo "loop$n"
 }
 
 at_policy() {
@@ -80,7 +46,7 @@ at_policy() {
 for after in scheduler nr_requests; do
         a=$(loop_new_high)
         b=$(loop_new)
-        policy_for "$a" "$b" >"$TEST_TMP/unplug.conf"
+        fault_policy "$a" "$b" >"$TEST_TMP/unplug.conf"
         trace="$TEST_TMP/unplug.$after.trace"
         ASAN_OPTIONS="${ASAN_OPTIONS:+$ASAN_OPTIONS:}detect_leaks=0" \
                 strace -f -qq -o "$trace" -e trace=openat,write -e inject=write:delay_enter=300000 \
@@ -94,7 +60,7 @@ for after in scheduler nr_requests; do
                 esac
         }
         wait_until 30 written || { kill "$pid" || true; fail "iosched-apply never wrote $after of $a"; }
-        loop_unplug "$a"
+        loop_remove "$a"
         rc=0
         wait "$pid" || rc=$?
         cat "$TEST_TMP/unplug.out" >&2
@@ -113,7 +79,7 @@ done
 # EBUSY. The competitor rewrites the scheduler the disk already has, back to back, for as
 # long as iosched-apply runs.
 c=$(loop_new)
-policy_for "$c" >"$TEST_TMP/storm.conf"
+fault_policy "$c" >"$TEST_TMP/storm.conf"
 # Start away from the policy (a loop device keeps its queue settings across attachments).
 echo mq-deadline >"/sys/block/$c/queue/scheduler"
 echo 128 >"/sys/block/$c/queue/nr_requests"

@@ -8,30 +8,12 @@ require_root
 
 N=${IOSCHED_FAULT_DISKS:-256}
 
-loop_ctl() {
-        perl -e 'open(my $f, "+<", "/dev/loop-control") or die "$!\n";
-                 defined(ioctl($f, $ARGV[0] eq "add" ? 0x4C80 : 0x4C81, $ARGV[1] + 0)) or die "$!\n";' "$@"
-}
-
 # N unbound loop devices of our own at indices B..B+N-1, far above what "losetup --find" hands
 # out (their queues are all there; no backing files, no I/O).
+B=$(loop_pick_free "$N")
+loop_add "$B" "$N"
 disks=()
-for _ in $(seq 20); do
-        B=$(( (100 + RANDOM % 900) * 1000 ))
-        disks=()
-        ok=1
-        for ((i = 0; i < N; i++)); do
-                if ! loop_ctl add $((B + i)) 2>/dev/null; then
-                        ok=0
-                        break
-                fi
-                on_exit "loop_ctl remove $((B + i))"
-                disks+=("loop$((B + i))")
-        done
-        [ $ok = 1 ] && break
-        for d in "${disks[@]}"; do loop_ctl remove "${d#loop}" || true; done
-done
-[ $ok = 1 ] || fail "cannot create $N loop devices"
+for ((i = 0; i < N; i++)); do disks+=("loop$((B + i))"); done
 for d in "${disks[@]}"; do
         wait_until 10 test -e "/sys/class/block/$d/queue/nr_requests" || fail "$d has no queue"
 done

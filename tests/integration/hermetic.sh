@@ -72,7 +72,7 @@ ctl_dir=$(mktemp -d /var/tmp/hermetic-control.XXXXXX)
 on_exit "rm -rf '$ctl_dir'"
 truncate -s 8M "$ctl_dir/img"
 ctl=$(losetup --find --show "$ctl_dir/img")
-echo "$ctl" >>"$_LOOPS"
+echo "${ctl#/dev/}" >>"$_ATTACHED"
 udevadm trigger --action=change --settle "/sys/block/${ctl#/dev/}" || true
 udevadm settle --timeout=30 || true
 grep -q "^${ctl#/dev/} $ctl_dir/img" "$seen" || fail "the stand-in rule did not run for the control device ${ctl#/dev/}: $(cat "$seen")"

@@ -28,10 +28,7 @@ traces=$TEST_TMP/traces
 mkdir -p "$traces"
 
 # A name no device has yet: the kernel sends "add" when losetup makes it.
-for _ in $(seq 50); do
-        d=loop$((1000 + RANDOM % 30000))
-        [ -e "/sys/block/$d" ] || break
-done
+d=loop$(loop_pick_free)
 q=/sys/block/$d/queue
 conf=$TEST_TMP/udev.conf
 cat >"$conf" <<CONF
@@ -71,11 +68,7 @@ new_events() {
 writes() { sysfs_writes "$traces/$1" | grep -c "^$d " || true; }
 
 log "a new loop device: $d"
-img=$TEST_TMP/udev.img
-truncate -s 16M "$img"
-losetup "/dev/$d" "$img" || fail "cannot make $d"
-echo "/dev/$d" >>"$_LOOPS"
-echo "/dev/$d" >>"$_CREATED"
+loop_attach "${d#loop}"
 settle
 [ -n "$(events add)" ] || fail "no helper ran for the add event of $d: $(ls "$traces")"
 [ "$(current_scheduler "$d")" = mq-deadline ] || fail "scheduler: $(cat "$q/scheduler")"

@@ -1,118 +1,139 @@
 # SPDX-License-Identifier: LGPL-2.1-or-later
-# Shared helpers of the root test suites. Source it from a bash test:
+# Shared helpers of the root test suites and of the benchmarks (bench/lib.sh sources it).
+# Source it from a bash test:
 #   . "$(dirname "$0")/../lib/common.sh"
 #
-# Safety: a test touches only loop devices it created with loop_new; every one of them is
-# detached (and its backing file removed) when the test exits, also on failure or signal.
+# Safety: a script touches only loop devices it made with loop_new, loop_create, loop_add or
+# loop_attach; every one of them is detached (and removed, when its index is ours) when the
+# script exits, also on failure or signal; loopctl detaches only devices backed by files in
+# $TEST_TMP. An installed iosched rule is kept off them (udev_shield).
 
 set -euo pipefail
 
 TEST_NAME=$(basename "$0" .sh)
-TEST_TMP=$(mktemp -d "/tmp/iosched-${TEST_NAME}.XXXXXX")
-_LOOPS="$TEST_TMP/.loops"   # a file: loop_new runs in $(...) subshells
-_CREATED="$TEST_TMP/.created"   # loop devices whose index we created: removed at exit
+# The benchmarks (bench/lib.sh) set TEST_TMP_TEMPLATE: their backing files are in /dev/shm.
+TEST_TMP=$(mktemp -d "${TEST_TMP_TEMPLATE:-/tmp/iosched-$TEST_NAME.XXXXXX}")
+# Files, not arrays: the loop_* functions run in $(...) subshells too.
+_LOOPS="$TEST_TMP/.loops"         # loop devices we created (new indexes): removed at exit
+_ATTACHED="$TEST_TMP/.attached"   # existing free loop devices we attached: detached at exit
 : >"$_LOOPS"
-: >"$_CREATED"
+: >"$_ATTACHED"
 declare -a _CLEANUPS=()
 
 # Where the built programs are: meson passes IOSCHED_BUILD_DIR; default ../../build.
-: "${IOSCHED_BUILD_DIR:=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)/build}"
-IOSCHED_APPLY="$IOSCHED_BUILD_DIR/udev/iosched-apply"
 IOSCHED_SRC_DIR=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
+: "${IOSCHED_BUILD_DIR:=$IOSCHED_SRC_DIR/build}"
+IOSCHED_APPLY="$IOSCHED_BUILD_DIR/udev/iosched-apply"
+IOSCHEDD="$IOSCHED_BUILD_DIR/daemon/ioschedd"
+IOSCHEDCTL="$IOSCHED_BUILD_DIR/ctl/ioschedctl"
+# Creates and removes loop devices (tests/lib/loopctl.c).
+LOOPCTL="$IOSCHED_BUILD_DIR/tests/lib/loopctl"
 
 log() { printf '%s: %s\n' "$TEST_NAME" "$*" >&2; }
 fail() { log "FAIL: $*"; exit 1; }
 skip() { log "SKIP: $*"; exit 77; }
 
 require_root() {
-        [ "$(id -u)" = 0 ] || fail "needs root (run the root suite as root: tests/run-all)"
+        [ "$(id -u)" = 0 ] || fail "needs root: it creates loop devices (the root suite: tests/run-all)"
 }
 
-# Run a command at exit, in reverse order of registration.
+# Run a command at exit, in reverse order of registration (before the loop devices go).
 on_exit() { _CLEANUPS+=("$*"); }
 
 _cleanup() {
-        local rc=$?
-        local i
+        local rc=$? i dev
+        # A second signal must not cut the cleanup short.
+        trap '' INT TERM
         for ((i = ${#_CLEANUPS[@]} - 1; i >= 0; i--)); do
                 eval "${_CLEANUPS[$i]}" >/dev/null 2>&1 || true
         done
         while read -r dev; do
-                [ -n "$dev" ] && losetup -d "$dev" >/dev/null 2>&1
+                [ -n "$dev" ] && losetup -d "/dev/$dev" >/dev/null 2>&1
                 # udev may hold the device open for a moment: try again
-                [ -n "$dev" ] && losetup "$dev" >/dev/null 2>&1 && { sleep 0.2; losetup -d "$dev" >/dev/null 2>&1; }
-        done <"$_LOOPS"
-        while read -r dev; do
-                [ -n "$dev" ] && _loop_ctl_remove "${dev#/dev/loop}" >/dev/null 2>&1
-        done <"$_CREATED"
+                [ -n "$dev" ] && losetup "/dev/$dev" >/dev/null 2>&1 && { sleep 0.2; losetup -d "/dev/$dev" >/dev/null 2>&1; }
+        done <"$_ATTACHED"
+        if [ -s "$_LOOPS" ]; then
+                # shellcheck disable=SC2046
+                "$LOOPCTL" del "$TEST_TMP" $(sort -u "$_LOOPS") >/dev/null 2>&1 || true
+        fi
         rm -rf "$TEST_TMP"
         exit $rc
 }
 trap _cleanup EXIT
 trap 'exit 130' INT TERM
 
-# loop_new [SIZE_MB] -> prints the kernel name (loopN) of a new loop device backed by a
-# file in $TEST_TMP. The device is detached at exit.
+# loop_new [SIZE_MB] -> prints the kernel name (loopN) of a free existing loop device, attached
+# to a new file in $TEST_TMP. The device is detached at exit.
 loop_new() {
         local size=${1:-16} img dev
         img=$(mktemp "$TEST_TMP/loop.XXXXXX.img")
         truncate -s "${size}M" "$img"
         dev=$(losetup --find --show "$img")
-        echo "$dev" >>"$_LOOPS"
+        echo "${dev#/dev/}" >>"$_ATTACHED"
         basename "$dev"
 }
 
-# loop_del NAME: detach one of our loop devices now.
+# loop_del NAME: detach one of the loop_new devices now.
 loop_del() {
-        local dev="/dev/$1"
-        grep -qx "$dev" "$_LOOPS" || fail "loop_del: $1 is not one of ours"
-        losetup -d "$dev"
-        sed -i "\\|^$dev\$|d" "$_LOOPS"
+        grep -qx "$1" "$_ATTACHED" || fail "loop_del: $1 is not one of ours"
+        losetup -d "/dev/$1"
+        sed -i "/^$1\$/d" "$_ATTACHED"
 }
 
-# The index of a loop device is removed with LOOP_CTL_REMOVE on /dev/loop-control (losetup
-# can only detach): tests/lib/loopctl.c, built with the project.
-_loop_ctl_remove() {
-        "$IOSCHED_BUILD_DIR/tests/lib/loopctl" remove "$1"
-}
-
-# loop_create [SIZE_MB] -> the kernel name of a loop device with a NEW index (the kernel sends
-# "add" for it, and removing it makes the disk really go away), attached to a file in
-# $TEST_TMP. Detached and removed at exit. loop_new reuses free existing devices instead.
+# loop_create [SIZE_MB [COUNT]] -> the kernel names of COUNT (default 1) loop devices with NEW
+# indexes (the kernel sends "add" for each, and removing one makes the disk really go away),
+# attached to files in $TEST_TMP, one a line. Detached and removed at exit. The first index
+# tried is LOOPCTL_FIRST, or a random one clear of losetup --find.
 loop_create() {
-        local size=${1:-16} img idx
-        img=$(mktemp "$TEST_TMP/loop.XXXXXX.img")
-        truncate -s "${size}M" "$img"
+        LOOPCTL_FIRST=${LOOPCTL_FIRST:-$((1000 + RANDOM % 30000))} \
+                "$LOOPCTL" add "$_LOOPS" "$TEST_TMP" "${2:-1}" "${1:-16}" || fail "loop_create: cannot create loop devices"
+}
+
+# loop_pick_free [COUNT]: the first of COUNT (default 1) consecutive loop numbers that exist
+# nowhere now, from 100000 up (far above what losetup --find hands out). COUNT <= 1000.
+loop_pick_free() {
+        local count=${1:-1} b i
         for _ in $(seq 50); do
-                # High and random: clear of losetup --find and of other tests' devices.
-                idx=$((1000 + RANDOM % 30000))
-                [ -e "/sys/block/loop$idx" ] && continue
-                losetup "/dev/loop$idx" "$img" 2>/dev/null || continue
-                echo "/dev/loop$idx" >>"$_LOOPS"
-                echo "/dev/loop$idx" >>"$_CREATED"
-                echo "loop$idx"
+                b=$(( (100 + RANDOM % 900) * 1000 + RANDOM % (1001 - count) ))
+                for ((i = 0; i < count; i++)); do
+                        [ -e "/sys/class/block/loop$((b + i))" ] && continue 2
+                done
+                echo "$b"
                 return 0
         done
-        fail "loop_create: no free loop index found"
+        fail "no free block of $count loop numbers"
+}
+
+# loop_add N [COUNT]: create loopN .. loopN+COUNT-1 in one process (a burst of "add" uevents),
+# unattached: disks of size 0, with a queue. Removed at exit.
+loop_add() {
+        "$LOOPCTL" new "$_LOOPS" "$1" "${2:-1}" || fail "cannot create loop$1 (count ${2:-1})"
+}
+
+# loop_attach N [SIZE_MB]: attach a new file in $TEST_TMP to loopN (losetup makes the index if
+# it does not exist: then it is ours too). Detached and removed at exit.
+loop_attach() {
+        local n=$1 size=${2:-16} img
+        img=$(mktemp "$TEST_TMP/loop.XXXXXX.img")
+        truncate -s "${size}M" "$img"
+        echo "loop$n" >>"$_LOOPS"
+        losetup "/dev/loop$n" "$img" || fail "cannot attach loop$n"
+}
+
+loop_add_attach() {
+        loop_add "$1"
+        loop_attach "$@"
 }
 
 # loop_remove NAME...: detach our created loop devices and remove them, all at the same time:
 # the disks go away.
 loop_remove() {
-        local n pids=()
-        for n in "$@"; do
-                grep -qx "/dev/$n" "$_CREATED" || fail "loop_remove: $n was not created by loop_create"
-        done
-        for n in "$@"; do
-                { losetup -d "/dev/$n" 2>/dev/null; _loop_ctl_remove "${n#loop}"; } &
-                pids+=($!)
-        done
-        for n in "${pids[@]}"; do
-                wait "$n" || fail "loop_remove: cannot remove $*"
-        done
-        for n in "$@"; do
-                sed -i "\\|^/dev/$n\$|d" "$_LOOPS" "$_CREATED"
-        done
+        local strangers
+        strangers=$(printf '%s\n' "$@" | grep -vxF -f "$_LOOPS" || true)
+        [ -z "$strangers" ] || fail "loop_remove: not created by this script: $strangers"
+        "$LOOPCTL" del "$TEST_TMP" "$@" || fail "loop_remove: cannot remove $*"
+        printf '%s\n' "$@" | grep -vxF -f - "$_LOOPS" >"$_LOOPS.new" || true
+        mv "$_LOOPS.new" "$_LOOPS"
 }
 
 qattr() { cat "/sys/block/$1/queue/$2"; }
@@ -158,6 +179,22 @@ udevd_ensure() {
         1) UDEVD_OURS=1; on_exit "udevadm control --exit" ;;
         *) fail "no systemd-udevd" ;;
         esac
+}
+
+# fault_policy NAME...: the config of the fault tests: one rule for the named disks that sets
+# every kind of attribute (the scheduler, one of its tunables, queue limits).
+fault_policy() {
+        cat <<CONF
+[rule faults]
+match.name = $(IFS='|'; echo "$*")
+scheduler = mq-deadline
+iosched.fifo_batch = 8
+nr_requests = 32
+wbt_lat_usec = 3000
+read_ahead_kb = 64
+rq_affinity = 2
+nomerges = 1
+CONF
 }
 
 # wait_until TIMEOUT_S CMD...: poll CMD every 50 ms until it succeeds.

@@ -1,9 +1,7 @@
 # SPDX-License-Identifier: LGPL-2.1-or-later
-# Helpers for the tests of ioschedd: a private system-like bus, the daemon on it, busctl.
-# Source after common.sh.
+# Helpers for the tests and benchmarks of ioschedd: a private system-like bus, the daemon on it,
+# busctl. Source after common.sh.
 
-IOSCHEDD="$IOSCHED_BUILD_DIR/daemon/ioschedd"
-IOSCHEDCTL="$IOSCHED_BUILD_DIR/ctl/ioschedctl"
 BUS_DIR="$TEST_TMP/bus"
 
 # The unprivileged user of the tests: reads work, changes are denied.
@@ -13,9 +11,11 @@ UNPRIV_GROUP=$(id -gn nobody 2>/dev/null || echo nogroup)
 # bus_start [EXTRA_INCLUDE...]: a dbus-daemon with the system bus's default policy (deny
 # method calls unless a service's file allows them) that includes the project's own
 # dbus/org.iosched1.conf; exports DBUS_SYSTEM_BUS_ADDRESS so that ioschedd, busctl and
-# ioschedctl use it. Stopped at exit.
+# ioschedctl use it. Stopped at exit. Once: a second call (or sourcing this again) does nothing.
+BUS_PID=${BUS_PID:-}
 bus_start() {
         local inc extra=""
+        [ -z "$BUS_PID" ] || return 0
         command -v dbus-daemon >/dev/null || fail "dbus-daemon is not installed"
         mkdir -p "$BUS_DIR"
         # The unprivileged client must reach the socket.
@@ -53,28 +53,45 @@ $extra</busconfig>
 CONF
         dbus-daemon --config-file="$BUS_DIR/bus.conf" --nofork --nopidfile \
                 >"$BUS_DIR/log" 2>&1 &
-        local pid=$!
-        on_exit "kill $pid; wait $pid"
+        BUS_PID=$!
+        on_exit "kill $BUS_PID; wait $BUS_PID"
         export DBUS_SYSTEM_BUS_ADDRESS="unix:path=$BUS_DIR/socket"
         wait_until 10 busctl call org.freedesktop.DBus /org/freedesktop/DBus org.freedesktop.DBus GetId \
                 || fail "dbus-daemon did not start: $(cat "$BUS_DIR/log")"
         chmod 0666 "$BUS_DIR/socket"
 }
 
-IOSCHEDD_PID=
-IOSCHEDD_LOG="$TEST_TMP/ioschedd.log"
+# config_root [RULE LINE...]: a --config-root tree in $TEST_TMP/root (sets root and conf) whose
+# etc/iosched.conf holds one rule, [rule RULE] and the LINEs; without arguments, stdin.
+config_root() {
+        root="$TEST_TMP/root"
+        conf="$root/etc/iosched.conf"
+        mkdir -p "$root/etc"
+        if [ $# = 0 ]; then
+                cat >"$conf"
+        else
+                printf '[rule %s]\n' "$1" >"$conf"
+                shift
+                printf '%s\n' "$@" >>"$conf"
+        fi
+}
+
+IOSCHEDD_PID=${IOSCHEDD_PID:-}
+: "${IOSCHEDD_LOG:=$TEST_TMP/ioschedd.log}"
 
 # ioschedd_start ARGS...: run ioschedd on the test bus; returns once it owns org.iosched1
-# (it takes the name after its first pass over every disk).
+# (it takes the name after its first pass over every disk). It logs at IOSCHEDD_LOG_LEVEL
+# (default debug; the benchmarks keep the daemon's own default) to IOSCHEDD_LOG.
 # IOSCHEDD_WRAPPER: a command to run ioschedd under (tools/test-valgrind sets valgrind); it
 # must exec ioschedd in the same process, so that IOSCHEDD_PID is the daemon's.
 # Its engine marker goes to $IOSCHEDD_RUNTIME_DIR, never the machine's /run/ioschedd.
 IOSCHEDD_RUNTIME_DIR="$TEST_TMP/run-ioschedd"
 ioschedd_start() {
-        local steps=200
+        local steps=400
         [ -n "${IOSCHEDD_WRAPPER:-}" ] && steps=2400
         # shellcheck disable=SC2086
-        ${IOSCHEDD_WRAPPER:-} "$IOSCHEDD" --log-level=debug --runtime-dir="$IOSCHEDD_RUNTIME_DIR" "$@" \
+        ${IOSCHEDD_WRAPPER:-} "$IOSCHEDD" --log-level="${IOSCHEDD_LOG_LEVEL:-debug}" \
+                --runtime-dir="$IOSCHEDD_RUNTIME_DIR" "$@" \
                 >>"$IOSCHEDD_LOG" 2>&1 &
         IOSCHEDD_PID=$!
         on_exit "ioschedd_stop"
@@ -96,6 +113,37 @@ ioschedd_stop() {
 }
 
 ioschedd_alive() { [ -n "$IOSCHEDD_PID" ] && kill -0 "$IOSCHEDD_PID" 2>/dev/null; }
+
+# polkitd_start ACTION: the real polkitd on the test bus (bus_start "$POLKIT_BUS_CONF"), with
+# the project's actions and a rule that allows $UNPRIV_USER org.iosched1.ACTION. polkitd reads
+# actions from /usr/share/polkit-1/actions and rules from /etc/polkit-1/rules.d only: a file in
+# each, with names of the test's own, removed at exit. Sets POLKITD_PID.
+POLKITD=/usr/lib/polkit-1/polkitd
+POLKIT_BUS_CONF=/usr/share/dbus-1/system.d/org.freedesktop.PolicyKit1.conf
+polkitd_start() {
+        local actions=/usr/share/polkit-1/actions rules=/etc/polkit-1/rules.d/00-iosched-test-$$.rules
+        if [ ! -e "$actions/org.iosched1.policy" ]; then
+                mkdir -p "$actions"
+                cp "$IOSCHED_SRC_DIR/dbus/org.iosched1.policy" "$actions/org.iosched1.test-$$.policy"
+                on_exit "rm -f $actions/org.iosched1.test-$$.policy"
+        fi
+        mkdir -p "${rules%/*}"
+        cat >"$rules" <<RULES
+// Written by iosched's $TEST_NAME test, removed when it ends.
+polkit.addRule(function(action, subject) {
+        if (action.id == "org.iosched1.$1" && subject.user == "$UNPRIV_USER")
+                return polkit.Result.YES;
+});
+RULES
+        on_exit "rm -f $rules"
+        # Started as root, polkitd switches to its own user, which the bus lets own the name.
+        "$POLKITD" --no-debug >"$TEST_TMP/polkitd.log" 2>&1 &
+        POLKITD_PID=$!
+        on_exit "kill $POLKITD_PID"
+        wait_until 10 busctl call org.freedesktop.PolicyKit1 /org/freedesktop/PolicyKit1/Authority \
+                org.freedesktop.DBus.Properties Get ss org.freedesktop.PolicyKit1.Authority BackendName ||
+                fail "polkitd did not start: $(cat "$TEST_TMP/polkitd.log")"
+}
 
 # As the administrator types them.
 mgr() { busctl call org.iosched1 /org/iosched1 org.iosched1.Manager "$@"; }
@@ -159,60 +207,6 @@ queue_snapshot() {
                 [ -e "$f" ] && printf '%s=%s\n' "${f##*/}" "$(cat "$f")"
         done
         return 0
-}
-
-# Loop devices with a number chosen by the test, so that a config can name them before
-# they exist: LOOP_CTL_ADD through /dev/loop-control (perl is essential on Debian).
-LOOP_CTL_ADD=0x4C80
-LOOP_CTL_REMOVE=0x4C81
-loop_ctl() {
-        perl -e 'open(my $f, "+<", "/dev/loop-control") or die "loop-control: $!\n";
-                 defined(ioctl($f, hex($ARGV[0]), int($ARGV[1]))) or die "ioctl: $!\n";' "$1" "$2"
-}
-
-# loop_pick_free: a loop number that exists nowhere now (from 200 up, avoiding the numbers
-# losetup --find hands out first).
-loop_pick_free() {
-        local n
-        for n in $(seq $((200 + RANDOM % 500)) 1023); do
-                [ -e "/sys/class/block/loop$n" ] || { echo "$n"; return 0; }
-        done
-        fail "no free loop number"
-}
-
-# loop_add N: create loopN (unattached: a disk of size 0, with a queue); detached and removed
-# at exit (by its own handler: common.sh detaches its loops after the handlers ran).
-loop_add() {
-        loop_ctl $LOOP_CTL_ADD "$1" || fail "cannot create loop$1"
-        on_exit "loop_detach_remove $1"
-}
-
-# loop_attach N [SIZE_MB]: attach a new backing file to loopN.
-loop_attach() {
-        local n=$1 size=${2:-16} img
-        img=$(mktemp "$TEST_TMP/loop.XXXXXX.img")
-        truncate -s "${size}M" "$img"
-        losetup "/dev/loop$n" "$img" || fail "cannot attach loop$n"
-}
-
-loop_add_attach() {
-        loop_add "$1"
-        loop_attach "$@"
-}
-
-# loop_detach_remove N: detach loopN (if attached) and remove the device: a "remove" uevent.
-loop_detach_remove() {
-        local n=$1
-        [ -e "/sys/class/block/loop$n" ] || return 0
-        for _ in $(seq 20); do
-                if [ -e "/sys/class/block/loop$n/loop/backing_file" ]; then
-                        losetup -d "/dev/loop$n" 2>/dev/null || { sleep 0.1; continue; }
-                fi
-                loop_ctl $LOOP_CTL_REMOVE "$n" 2>/dev/null && return 0
-                sleep 0.1
-        done
-        log "cannot remove loop$n"
-        return 1
 }
 
 # has [GREP OPTIONS] PATTERN: like "grep -q", but reads all of its input, so that the writer

@@ -118,66 +118,55 @@ static void disk_file(char *buf, size_t size, const char *disk, const char *rel)
         snprintf(buf, size, "sys/class/block/%s/%s", disk, rel);
 }
 
+static int disk_put(FakeKernel *k, const char *disk, const char *rel, const char *value) {
+        char p[PATH_MAX];
+
+        disk_file(p, sizeof(p), disk, rel);
+        return fake_write(k, p, value);
+}
+
+/* Queue attributes that every fake disk has, with the kernel's defaults. */
+static const char *const queue_defaults[][2] = {
+        { "queue/read_ahead_kb", "128" }, { "queue/max_sectors_kb", "1280" },
+        { "queue/max_hw_sectors_kb", "2048" }, { "queue/rq_affinity", "1" },
+        { "queue/nomerges", "0" }, { "queue/add_random", "0" }, { "queue/iostats", "1" },
+};
+
 int fake_disk_add(FakeKernel *k, const FakeDiskSpec *spec) {
         const char *n = spec->name;
         char p[PATH_MAX], line[256];
         int rot = spec->rotational;
 
-        disk_file(p, sizeof(p), n, "dev");
-        fake_write(k, p, spec->devnum ?: "7:0");
+        disk_put(k, n, "dev", spec->devnum ?: "7:0");
         if (spec->diskseq) {
-                disk_file(p, sizeof(p), n, "diskseq");
-                fake_write(k, p, spec->diskseq);
+                disk_put(k, n, "diskseq", spec->diskseq);
         }
-        disk_file(p, sizeof(p), n, "size");
-        fake_write(k, p, "131072");
-        disk_file(p, sizeof(p), n, "removable");
-        fake_write(k, p, spec->removable ? "1" : "0");
+        disk_put(k, n, "size", "131072");
+        disk_put(k, n, "removable", spec->removable ? "1" : "0");
         if (spec->partition) {
-                disk_file(p, sizeof(p), n, "partition");
-                fake_write(k, p, "1");
+                disk_put(k, n, "partition", "1");
                 return 0;
         }
         if (spec->has_device) {
-                disk_file(p, sizeof(p), n, "device/model");
-                fake_write(k, p, spec->model ?: "Fake Disk");
-                disk_file(p, sizeof(p), n, "device/vendor");
-                fake_write(k, p, spec->vendor ?: "FAKE");
+                disk_put(k, n, "device/model", spec->model ?: "Fake Disk");
+                disk_put(k, n, "device/vendor", spec->vendor ?: "FAKE");
                 if (spec->serial) {
-                        disk_file(p, sizeof(p), n, "device/serial");
-                        fake_write(k, p, spec->serial);
+                        disk_put(k, n, "device/serial", spec->serial);
                 }
         }
-        disk_file(p, sizeof(p), n, "queue/rotational");
-        fake_write(k, p, rot ? "1" : "0");
-        disk_file(p, sizeof(p), n, "queue/zoned");
-        fake_write(k, p, spec->zoned ?: "none");
-        disk_file(p, sizeof(p), n, "queue/read_ahead_kb");
-        fake_write(k, p, "128");
-        disk_file(p, sizeof(p), n, "queue/max_sectors_kb");
-        fake_write(k, p, "1280");
-        disk_file(p, sizeof(p), n, "queue/max_hw_sectors_kb");
-        fake_write(k, p, "2048");
-        disk_file(p, sizeof(p), n, "queue/rq_affinity");
-        fake_write(k, p, "1");
-        disk_file(p, sizeof(p), n, "queue/nomerges");
-        fake_write(k, p, "0");
-        disk_file(p, sizeof(p), n, "queue/add_random");
-        fake_write(k, p, "0");
-        disk_file(p, sizeof(p), n, "queue/iostats");
-        fake_write(k, p, "1");
+        disk_put(k, n, "queue/rotational", rot ? "1" : "0");
+        disk_put(k, n, "queue/zoned", spec->zoned ?: "none");
+        for (size_t i = 0; i < ELEMENTSOF(queue_defaults); i++)
+                disk_put(k, n, queue_defaults[i][0], queue_defaults[i][1]);
         if (spec->no_scheduler_file)
                 return 0;
 
         for (unsigned q = 0; q < (spec->queues ?: 1); q++) {
                 snprintf(line, sizeof(line), "mq/%u/nr_tags", q);
-                disk_file(p, sizeof(p), n, line);
-                fake_write(k, p, "256");
+                disk_put(k, n, line, "256");
         }
-        disk_file(p, sizeof(p), n, "queue/nr_requests");
-        fake_write(k, p, "256");
-        disk_file(p, sizeof(p), n, "queue/wbt_lat_usec");
-        fake_write(k, p, spec->wbt ?: (rot ? "75000" : "2000"));
+        disk_put(k, n, "queue/nr_requests", "256");
+        disk_put(k, n, "queue/wbt_lat_usec", spec->wbt ?: (rot ? "75000" : "2000"));
 
         disk_file(p, sizeof(p), n, "queue/scheduler");
         if (!spec->scheduler)
@@ -294,8 +283,7 @@ int fake_kernel_write_hook(Sysfs *s, int fd, const char *disk, const char *rel, 
                 if (write_file_fd(fd, line) < 0)
                         return -EIO;
                 set_tunables(k, disk, streq(name, "none") ? NULL : name);
-                disk_file(p, sizeof(p), disk, "queue/nr_requests");
-                fake_write(k, p, streq(name, "none") ? "256" : "64");
+                disk_put(k, disk, "queue/nr_requests", streq(name, "none") ? "256" : "64");
                 disk_file(p, sizeof(p), disk, "queue/rotational");
                 rotational = fake_read(k, p);
                 disk_file(p, sizeof(p), disk, "queue/wbt_lat_usec");

@@ -65,19 +65,21 @@ static void test_disk_name(void **state) {
 }
 
 static void test_transport(void **state) {
-        assert_int_equal(transport_classify("nvme0n1", NULL, NULL), TRANSPORT_NVME);
-        assert_int_equal(transport_classify("vda", NULL, NULL), TRANSPORT_VIRTIO);
-        assert_int_equal(transport_classify("xvdb", NULL, NULL), TRANSPORT_XEN);
-        assert_int_equal(transport_classify("loop7", NULL, NULL), TRANSPORT_LOOP);
-        assert_int_equal(transport_classify("zram0", NULL, NULL), TRANSPORT_ZRAM);
-        assert_int_equal(transport_classify("nbd3", NULL, NULL), TRANSPORT_NBD);
-        assert_int_equal(transport_classify("ublkb0", NULL, NULL), TRANSPORT_UBLK);
-        assert_int_equal(transport_classify("md127", NULL, NULL), TRANSPORT_MD);
-        assert_int_equal(transport_classify("dm-3", NULL, NULL), TRANSPORT_DM);
-        assert_int_equal(transport_classify("mmcblk0", NULL, NULL), TRANSPORT_MMC);
-        assert_int_equal(transport_classify("nullb0", NULL, NULL), TRANSPORT_NULL_BLK);
-        assert_int_equal(transport_classify("pmem0", NULL, NULL), TRANSPORT_PMEM);
-        assert_int_equal(transport_classify("rbd0", NULL, NULL), TRANSPORT_RBD);
+        /* by the name alone */
+        static const struct {
+                const char *name;
+                Transport transport;
+        } by_name[] = {
+                { "nvme0n1", TRANSPORT_NVME }, { "vda", TRANSPORT_VIRTIO },
+                { "xvdb", TRANSPORT_XEN }, { "loop7", TRANSPORT_LOOP }, { "zram0", TRANSPORT_ZRAM },
+                { "nbd3", TRANSPORT_NBD }, { "ublkb0", TRANSPORT_UBLK }, { "md127", TRANSPORT_MD },
+                { "dm-3", TRANSPORT_DM }, { "mmcblk0", TRANSPORT_MMC },
+                { "nullb0", TRANSPORT_NULL_BLK }, { "pmem0", TRANSPORT_PMEM },
+                { "rbd0", TRANSPORT_RBD },
+        };
+
+        for (size_t i = 0; i < ELEMENTSOF(by_name); i++)
+                assert_int_equal(transport_classify(by_name[i].name, NULL, NULL), by_name[i].transport);
         assert_int_equal(transport_classify("sda", "/devices/pci0000:00/0000:00:1f.2/ata1/host0/target0:0:0/0:0:0:0/block/sda", NULL), TRANSPORT_ATA);
         assert_int_equal(transport_classify("sdb", "/devices/pci0000:00/0000:00:14.0/usb2/2-1/2-1:1.0/host6/target6:0:0/6:0:0:0/block/sdb", NULL), TRANSPORT_USB);
         /* virtio-scsi (QEMU scsi-hd on virtio-scsi-pci, Debian's 6.1 in tests/system): a SCSI

@@ -276,12 +276,32 @@ static void plan_with(Planned *x, const Disk *d, const char *settings) {
         x->model = iocost_write_line(d->devnum, x->plan->actions, x->plan->n_actions, ATTR_FILE_IOCOST_MODEL);
 }
 
-static const Action *action(const Planned *x, const char *key) {
-        for (size_t i = 0; i < x->plan->n_actions; i++)
-                if (streq(x->plan->actions[i].key, key))
-                        return &x->plan->actions[i];
+/* The qos and model lines that SETTINGS plan for D: "" for no line, NULL for not checked. */
+static void expect_lines(const Disk *d, const char *settings, const char *qos, const char *model) {
+        Planned x;
+
+        plan_with(&x, d, settings);
+        if (qos && *qos)
+                assert_string_equal(x.qos, qos);
+        else if (qos)
+                assert_null(x.qos);
+        if (model && *model)
+                assert_string_equal(x.model, model);
+        else if (model)
+                assert_null(x.model);
+        planned_done(&x);
+}
+
+static const Action *reported(const Plan *p, const char *key) {
+        for (size_t i = 0; i < p->n_actions; i++)
+                if (streq(p->actions[i].key, key))
+                        return &p->actions[i];
         fail_msg("no action for %s", key);
         return NULL;
+}
+
+static const Action *action(const Planned *x, const char *key) {
+        return reported(x->plan, key);
 }
 
 #define USER_QOS_SETTINGS \
@@ -302,9 +322,7 @@ static void test_plan_user(void **state) {
         planned_done(&x);
 
         /* rounding: 95.504 is 95.50 to the kernel; 49.996 is 50.00 */
-        plan_with(&x, d, "iocost.wpct = 95.504\niocost.min = 49.996\n");
-        assert_null(x.qos);
-        planned_done(&x);
+        expect_lines(d, "iocost.wpct = 95.504\niocost.min = 49.996\n", "", NULL);
 
         /* one key differs: one line with that key only */
         plan_with(&x, d, USER_QOS_SETTINGS "iocost.model.ctrl = auto\n");
@@ -322,17 +340,13 @@ static void test_plan_user(void **state) {
         assert_non_null(strstr(action(&x, "iocost.min")->reason, "min 200.00 would be above max 150.00"));
         assert_null(x.qos);
         planned_done(&x);
-        plan_with(&x, d, "iocost.min = 200\niocost.max = 300\n");
-        assert_string_equal(x.qos, "259:0 min=200.00 max=300.00");
-        planned_done(&x);
+        expect_lines(d, "iocost.min = 200\niocost.max = 300\n",
+                     "259:0 min=200.00 max=300.00", NULL);
 
         /* the model: auto now, numbers wanted: written with the keys that differ (all) */
-        plan_with(&x, d, "iocost.model.rbps = 3102524156\niocost.model.wbps = 1000\n");
-        assert_string_equal(x.model, "259:0 rbps=3102524156 wbps=1000");
-        planned_done(&x);
-        plan_with(&x, d, "iocost.model.ctrl = user\n");
-        assert_string_equal(x.model, "259:0 ctrl=user");
-        planned_done(&x);
+        expect_lines(d, "iocost.model.rbps = 3102524156\niocost.model.wbps = 1000\n",
+                     NULL, "259:0 rbps=3102524156 wbps=1000");
+        expect_lines(d, "iocost.model.ctrl = user\n", NULL, "259:0 ctrl=user");
 }
 
 static void test_plan_auto(void **state) {
@@ -340,22 +354,17 @@ static void test_plan_auto(void **state) {
         Planned x;
 
         /* ctrl=auto: only enable and ctrl are compared */
-        plan_with(&x, d, "iocost.enable = yes\niocost.ctrl = auto\niocost.model.ctrl = auto\n");
-        assert_null(x.qos);
-        assert_null(x.model);
-        planned_done(&x);
+        expect_lines(d, "iocost.enable = yes\niocost.ctrl = auto\niocost.model.ctrl = auto\n",
+                     "", "");
         plan_with(&x, d, "iocost.enable = yes\niocost.ctrl = auto\niocost.rlat = 9\n");
         assert_null(x.qos);
         assert_int_equal(action(&x, "iocost.rlat")->type, ACTION_REFUSED);
         assert_non_null(strstr(action(&x, "iocost.rlat")->reason, "iocost.ctrl = auto (t.conf:4)"));
         planned_done(&x);
-        plan_with(&x, d, "iocost.enable = no\n");
-        assert_string_equal(x.qos, "259:0 enable=0");
-        planned_done(&x);
+        expect_lines(d, "iocost.enable = no\n", "259:0 enable=0", NULL);
         /* user numbers equal to the kernel's auto ones: written, so that they stay */
-        plan_with(&x, d, "iocost.ctrl = user\niocost.rlat = 5000\n");
-        assert_string_equal(x.qos, "259:0 ctrl=user rlat=5000");
-        planned_done(&x);
+        expect_lines(d, "iocost.ctrl = user\niocost.rlat = 5000\n",
+                     "259:0 ctrl=user rlat=5000", NULL);
 }
 
 static void test_plan_absent(void **state) {
@@ -373,9 +382,7 @@ static void test_plan_absent(void **state) {
         assert_string_equal(x.model, "259:0 rbps=100");
         planned_done(&x);
         /* min above the kernel's default max of a new ioc (10000%) cannot be */
-        plan_with(&x, d, "iocost.min = 10000\n");
-        assert_string_equal(x.qos, "259:0 min=10000.00");
-        planned_done(&x);
+        expect_lines(d, "iocost.min = 10000\n", "259:0 min=10000.00", NULL);
 
         /* 6.16.0-6.16.3: the first set-up is refused unless opted in */
         sk = disk_with(NULL, NULL, "6.16.2+deb14-amd64");
@@ -385,14 +392,11 @@ static void test_plan_absent(void **state) {
         assert_non_null(strstr(action(&x, "iocost.enable")->reason, "replace static key with atomic bitop"));
         assert_non_null(strstr(action(&x, "iocost.enable")->reason, "iocost.allow_static_key_kernels = yes"));
         planned_done(&x);
-        plan_with(&x, sk, "iocost.enable = yes\niocost.allow_static_key_kernels = yes\n");
-        assert_string_equal(x.qos, "259:0 enable=1");
-        planned_done(&x);
+        expect_lines(sk, "iocost.enable = yes\niocost.allow_static_key_kernels = yes\n",
+                     "259:0 enable=1", NULL);
         /* already set up (by someone else): no new rq-qos policy, nothing refused */
         sk_set_up = disk_with(QOS_AUTO, MODEL_AUTO, "6.16.2+deb14-amd64");
-        plan_with(&x, sk_set_up, "iocost.enable = no\n");
-        assert_string_equal(x.qos, "259:0 enable=0");
-        planned_done(&x);
+        expect_lines(sk_set_up, "iocost.enable = no\n", "259:0 enable=0", NULL);
 }
 
 static void test_plan_not_applicable(void **state) {
@@ -504,13 +508,6 @@ static Plan *run(Ctx *c, char * const *props, ApplyStats *st) {
         return report;
 }
 
-static const Action *reported(const Plan *p, const char *key) {
-        for (size_t i = 0; i < p->n_actions; i++)
-                if (streq(p->actions[i].key, key))
-                        return &p->actions[i];
-        fail_msg("no %s in report", key);
-        return NULL;
-}
 
 #define MODEL_SETTINGS \
         "iocost.model.rbps = 2706339840\niocost.model.rseqiops = 89698\niocost.model.rrandiops = 110036\n" \

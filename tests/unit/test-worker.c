@@ -35,12 +35,25 @@ static int thread_init(void *userdata, void **ret) {
         return 0;
 }
 
+/* Waits for @n items to come back (10 s at most: a lost item fails the test). */
+static void take_n(WorkerPool *p, unsigned n) {
+        unsigned done = 0;
+
+        while (done < n) {
+                struct pollfd pfd = { .fd = worker_pool_get_fd(p), .events = POLLIN };
+
+                assert_true(poll(&pfd, 1, 10000) > 0);
+                for (WorkItem *w = worker_pool_take_done(p); w; w = w->next)
+                        done++;
+        }
+        assert_int_equal(done, n);
+}
+
 static void test_runs_all(void **state) {
         static const WorkerPoolOps ops = { .thread_init = thread_init };
         enum { N = 200 };
         Item items[N] = {};
         WorkerPool *p;
-        int done = 0;
 
         n_init = 0;
         assert_int_equal(worker_pool_new(4, &ops, NULL, &p), 0);
@@ -50,14 +63,7 @@ static void test_runs_all(void **state) {
         }
         assert_true(worker_pool_get_n_threads(p) <= 4);
 
-        while (done < N) {
-                struct pollfd pfd = { .fd = worker_pool_get_fd(p), .events = POLLIN };
-
-                assert_true(poll(&pfd, 1, 10000) > 0);
-                for (WorkItem *w = worker_pool_take_done(p); w; w = w->next)
-                        done++;
-        }
-        assert_int_equal(done, N);
+        take_n(p, N);
         assert_int_equal(worker_pool_get_busy(p), 0);
         for (int i = 0; i < N; i++) {
                 assert_int_equal(items[i].runs, 1);
@@ -117,20 +123,6 @@ static int failing_init(void *userdata, void **ret) {
                 *ret = (void *) (intptr_t) ++n_init;
         pthread_mutex_unlock(&lock);
         return r;
-}
-
-/* Waits for @n items to come back (10 s at most: a lost item fails the test). */
-static void take_n(WorkerPool *p, unsigned n) {
-        unsigned done = 0;
-
-        while (done < n) {
-                struct pollfd pfd = { .fd = worker_pool_get_fd(p), .events = POLLIN };
-
-                assert_true(poll(&pfd, 1, 10000) > 0);
-                for (WorkItem *w = worker_pool_take_done(p); w; w = w->next)
-                        done++;
-        }
-        assert_int_equal(done, n);
 }
 
 static void test_thread_init_fails(void **state) {
