@@ -352,6 +352,288 @@ check_boot_cost() {
 	[[ "$boot_cost_with" == *"last iosched change"* ]] || bad "iosched changed nothing at boot"
 }
 
+# ---------------------------------------------------------------- iocost (issue 11)
+# On the NVMe disk (cgroup v2 with io in the guest): a drop-in with user qos and a user model.
+# The values as the kernel prints them (two-decimal percentages, model=linear) follow.
+iocost_dropin=/etc/iosched.d/50-system-test-iocost.conf
+iocost_keys="enable=yes ctrl=user rpct=95 rlat=5000 wpct=95.5 wlat=10000 min=50 max=150
+model.ctrl=user model.rbps=2706339840 model.rseqiops=89698 model.rrandiops=110036
+model.wbps=1063126016 model.wseqiops=135560 model.wrandiops=130734"
+iocost_qos_want="enable=1 ctrl=user rpct=95.00 rlat=5000 wpct=95.50 wlat=10000 min=50.00 max=150.00"
+iocost_model_want="ctrl=user model=linear rbps=2706339840 rseqiops=89698 rrandiops=110036 wbps=1063126016 wseqiops=135560 wrandiops=130734"
+
+# iocost_lines DISK: the disk's lines of io.cost.qos and io.cost.model without "MAJ:MIN ",
+# as "qos: ..." and "model: ...".
+iocost_lines() {
+	guest "dn=\$(cat /sys/block/$1/dev)
+		echo \"qos: \$(sed -n \"s/^\$dn //p\" /sys/fs/cgroup/io.cost.qos)\"
+		echo \"model: \$(sed -n \"s/^\$dn //p\" /sys/fs/cgroup/io.cost.model)\""
+}
+
+# iocost_ftrace DISK SCRIPT: SCRIPT run in the guest with the function tracer on the kernel's
+# io.cost.qos and io.cost.model write handlers (every writer goes through them); prints SCRIPT's
+# output, then "qos-writes: N" and "model-writes: N" for what SCRIPT did, then the same for a
+# control write of the same value to each file (must be 1 and 1, or the count means nothing).
+iocost_ftrace() {
+	guest "set -e
+		t=/sys/kernel/tracing
+		[ -e \$t/trace ] || mount -t tracefs tracefs \$t
+		for f in ioc_qos_write ioc_cost_model_write; do
+			grep -qx \$f \$t/available_filter_functions || { echo \"no \$f in available_filter_functions\"; exit 1; }
+		done
+		echo 'ioc_qos_write ioc_cost_model_write' >\$t/set_ftrace_filter
+		echo function >\$t/current_tracer
+		echo >\$t/trace
+		echo 1 >\$t/tracing_on
+		$2
+		count() { grep -v '^#' \$t/trace | grep -c \" \$1 *<-\" || true; }
+		echo \"qos-writes: \$(count ioc_qos_write)\"
+		echo \"model-writes: \$(count ioc_cost_model_write)\"
+		awk '!/^#/ && n++ < 10' \$t/trace
+		echo >\$t/trace
+		dn=\$(cat /sys/block/$1/dev)
+		rlat=\$(sed -n \"s/^\$dn .* rlat=\\([0-9]*\\).*/\\1/p\" /sys/fs/cgroup/io.cost.qos)
+		rbps=\$(sed -n \"s/^\$dn .* rbps=\\([0-9]*\\).*/\\1/p\" /sys/fs/cgroup/io.cost.model)
+		echo \"\$dn rlat=\$rlat\" >/sys/fs/cgroup/io.cost.qos
+		echo \"\$dn rbps=\$rbps\" >/sys/fs/cgroup/io.cost.model
+		echo \"control-qos: \$(count ioc_qos_write)\"
+		echo \"control-model: \$(count ioc_cost_model_write)\"
+		echo 0 >\$t/tracing_on
+		echo nop >\$t/current_tracer
+		echo >\$t/set_ftrace_filter"
+}
+
+# iocost_counted OUT WHAT QOS MODEL: the counts of iocost_ftrace's output are QOS and MODEL, and
+# the control writes were counted once each.
+iocost_counted() {
+	local out=$1 what=$2 n
+	n=$(sed -n 's/^control-qos: //p' <<<"$out")
+	[ "$n" = 1 ] || bad "the control write to io.cost.qos was counted ${n:-no} times, not once: the count means nothing"
+	n=$(sed -n 's/^control-model: //p' <<<"$out")
+	[ "$n" = 1 ] || bad "the control write to io.cost.model was counted ${n:-no} times, not once: the count means nothing"
+	n=$(sed -n 's/^qos-writes: //p' <<<"$out")
+	[ "$n" = "$3" ] || bad "$what: ${n:-?} writes to io.cost.qos, want $3"
+	n=$(sed -n 's/^model-writes: //p' <<<"$out")
+	[ "$n" = "$4" ] || bad "$what: ${n:-?} writes to io.cost.model, want $4"
+}
+
+# A drop-in gives the NVMe disk iocost (enable, user qos, user model); after `ioschedctl reload`
+# the kernel's lines for its MAJ:MIN are exactly those values, and the journal has one line per
+# key whose value changed (every key when the disk had no line, as at boot).
+check_iocost_policy() {
+	local dev out before journal k key tok old want n
+	dev=$(disk_of iosnvme)
+	[ -n "$dev" ] || { bad "no NVMe disk"; return; }
+	guest '[ -e /sys/fs/cgroup/io.cost.qos ] && grep -qw io /sys/fs/cgroup/cgroup.controllers' ||
+		{ bad "no cgroup v2 io controller in the guest"; return; }
+	before=$(iocost_lines "$dev") || { bad "cannot read io.cost.*: $before"; return; }
+	echo "$before" | sed "s/^/  $dev before: /"
+	{
+		echo "[rule system-test-iocost]"
+		echo "match.serial = iosnvme"
+		for k in $iocost_keys; do echo "iocost.${k%%=*} = ${k#*=}"; done
+	} >"$tmp/iocost.conf"
+	guest_put "$tmp/iocost.conf" "$iocost_dropin" || { bad "cannot install the drop-in"; return; }
+	out=$(guest 'c=$(journalctl -n0 --show-cursor | sed -n "s/^-- cursor: //p")
+		ioschedctl reload || exit
+		journalctl --after-cursor="$c" -o cat SYSLOG_IDENTIFIER=ioschedd SYSLOG_IDENTIFIER=iosched-apply') ||
+		{ bad "ioschedctl reload failed: $out"; return; }
+	journal=$(grep "^$dev: iocost\." <<<"$out" || true)
+	echo "$journal" | sed 's/^/  journal: /'
+	out=$(iocost_lines "$dev")
+	echo "$out" | sed "s/^/  $dev after:  /"
+	grep -qxF "qos: $iocost_qos_want" <<<"$out" || bad "io.cost.qos: not '$iocost_qos_want'"
+	grep -qxF "model: $iocost_model_want" <<<"$out" || bad "io.cost.model: not '$iocost_model_want'"
+	# One journal line per changed key: compare each key's token before and after.
+	for k in $iocost_keys; do
+		key=iocost.${k%%=*}
+		tok=${k%%=*}
+		tok=${tok#model.}
+		if [[ $key == iocost.model.* ]]; then
+			old=$(sed -n 's/^model: //p' <<<"$before")
+			want=$iocost_model_want
+		else
+			old=$(sed -n 's/^qos: //p' <<<"$before")
+			want=$iocost_qos_want
+		fi
+		old=$(tr ' ' '\n' <<<"$old" | sed -n "s/^$tok=//p")
+		want=$(tr ' ' '\n' <<<"$want" | sed -n "s/^$tok=//p")
+		n=$(grep -c "^$dev: $key .* -> .* (rule system-test-iocost, $iocost_dropin:[0-9]*)$" <<<"$journal" || true)
+		if [ "$old" = "$want" ]; then
+			[ "$n" = 0 ] || bad "$key: $n journal lines, but the kernel had $want already"
+		else
+			[ "$n" = 1 ] || bad "$key: $n journal lines for ${old:-no value} -> $want, want 1"
+		fi
+	done
+}
+
+# Nothing changes, nothing is written: a second apply, a change trigger of every block device
+# and a close-after-write on the NVMe disk (60-block.rules' watch) make 0 writes to io.cost.qos
+# and io.cost.model, counted by the kernel (function tracer on ioc_qos_write and
+# ioc_cost_model_write, whoever writes).
+check_iocost_no_writes() {
+	local dev out
+	dev=$(disk_of iosnvme)
+	out=$(iocost_ftrace "$dev" "ioschedctl apply $dev
+		/usr/libexec/iosched-apply $dev
+		udevadm trigger --action=change --subsystem-match=block
+		udevadm settle
+		dd if=/dev/zero of=/dev/$dev bs=4k count=1 oflag=direct status=none
+		udevadm settle
+		sleep 5
+		busctl get-property org.iosched1 /org/iosched1 org.iosched1.Manager DisksPending") ||
+		{ bad "tracing failed: $out"; return; }
+	echo "$out" | sed 's/^/  /'
+	iocost_counted "$out" "second apply, trigger and close-after-write" 0 0
+}
+
+# One key changed behind iosched's back (iocost.rlat): the helper writes one line to io.cost.qos
+# holding only that key (strace of its writes), nothing to io.cost.model, and logs one line.
+check_iocost_one_key() {
+	local dev out writes
+	dev=$(disk_of iosnvme)
+	out=$(guest "dn=\$(cat /sys/block/$dev/dev)
+		echo \"\$dn rlat=7000\" >/sys/fs/cgroup/io.cost.qos
+		strace -f -qq -y -s 256 -e trace=write -e signal=none -o /tmp/iocost.strace /usr/libexec/iosched-apply $dev 2>&1 | sed 's/^<[0-7]>//'
+		echo \"status: \${PIPESTATUS[0]}\"
+		grep 'io\\.cost\\.' /tmp/iocost.strace | sed 's/^/write: /'
+		rm -f /tmp/iocost.strace
+		echo \"devnum: \$dn\"") || { bad "strace of iosched-apply failed: $out"; return; }
+	echo "$out" | sed 's/^/  /'
+	grep -qx 'status: 0' <<<"$out" || bad "iosched-apply failed"
+	writes=$(grep '^write: ' <<<"$out" || true)
+	[ "$(grep -c . <<<"$writes")" = 1 ] || bad "$(grep -c . <<<"$writes") writes to io.cost.*, want 1"
+	grep -qE "io\.cost\.qos>, \"$(sed -n 's/^devnum: //p' <<<"$out") rlat=5000(\\\\n)?\"" <<<"$writes" ||
+		bad "the write is not '$(sed -n 's/^devnum: //p' <<<"$out") rlat=5000' to io.cost.qos"
+	[ "$(grep -c "^$dev: iocost\..* -> " <<<"$out")" = 1 ] || bad "not one log line for the change"
+	grep -q "^$dev: iocost\.rlat 7000 -> 5000 (rule system-test-iocost, $iocost_dropin:" <<<"$out" ||
+		bad "no log line 'iocost.rlat 7000 -> 5000' with the rule and file:line"
+	out=$(iocost_lines "$dev")
+	grep -qxF "qos: $iocost_qos_want" <<<"$out" || bad "io.cost.qos not back to the policy: $out"
+}
+
+# iocost_peer_bundle: systemd-iocost as trixie's udev (systemd 257) ships it, for a bookworm
+# guest (udev 252 has no /usr/lib/udev/iocost: it came in systemd 253): the unchanged binary,
+# 90-iocost.rules and iocost.conf from trixie's udev, and trixie's libsystemd-shared, glibc and
+# the libraries they link, run with trixie's own dynamic loader. Prints the tarball's path.
+iocost_peer_pkgs="udev libsystemd-shared libc6 libgcc-s1 libacl1 libblkid1 libcap2 libcrypt1 libmount1
+libssl3t64 libpam0g libseccomp2 libselinux1 libpcre2-8-0 libaudit1 libcap-ng0 zlib1g libzstd1"
+# What the helper links, directly or not (readelf -d, NEEDED, on trixie's 257.13), and
+# libgcc_s, which glibc loads at run time.
+iocost_peer_libs="libsystemd-shared-257.so libc.so.6 libm.so.6 ld-linux-x86-64.so.2 libgcc_s.so.1 libacl.so.1
+libblkid.so.1 libcap.so.2 libcrypt.so.1 libmount.so.1 libcrypto.so.3 libpam.so.0 libseccomp.so.2 libselinux.so.1
+libz.so.1 libzstd.so.1 libaudit.so.1 libpcre2-8.so.0 libcap-ng.so.0"
+iocost_peer_bundle() {
+	local d=$tmp/iocost-peer arch=$cache/apt-trixie/archives p
+	# Built once per cache (trixie's udev in it is a fixed point release; delete the file to
+	# take a newer one).
+	[ -f "$cache/systemd-iocost.tar.gz" ] && { echo "$cache/systemd-iocost.tar.gz"; return; }
+	[ -n "$(ls "$cache/apt-trixie/lists/" 2>/dev/null | grep _Packages)" ] ||
+		kernel_apt apt-get trixie update -qq >&2 || return
+	mkdir -p "$arch" "$d/x" "$d/b/lib"
+	# shellcheck disable=SC2086 # a list of package names
+	(cd "$arch" && kernel_apt apt-get trixie -qq download $iocost_peer_pkgs) >&2 || return
+	for p in $iocost_peer_pkgs; do
+		# the newest downloaded version of each (the lists' candidate)
+		dpkg-deb -x "$(ls -v "$arch/${p}_"*.deb | tail -n1)" "$d/x" || return
+	done
+	for p in $iocost_peer_libs; do
+		cp -L "$d/x/usr/lib/x86_64-linux-gnu/$p" "$d/b/lib/" 2>/dev/null ||
+			cp -L "$d/x/usr/lib/x86_64-linux-gnu/systemd/$p" "$d/b/lib/" || return
+	done
+	cp "$d/x/usr/lib/udev/iocost" "$d/b/iocost.real" &&
+		cp "$d/x/usr/lib/udev/rules.d/90-iocost.rules" "$d/x/etc/udev/iocost.conf" "$d/b/" &&
+		dpkg-deb -f "$(ls -v "$arch/udev_"*.deb | tail -n1)" Version >"$d/b/version" &&
+		tar -C "$d/b" -czf "$d/bundle.tar.gz" . && mv "$d/bundle.tar.gz" "$cache/systemd-iocost.tar.gz" &&
+		rm -rf "$d" && echo "$cache/systemd-iocost.tar.gz"
+}
+
+# systemd-iocost side by side: its rule and helper (trixie's, see iocost_peer_bundle) and a test
+# hwdb entry for the NVMe disk holding iosched's own values. 100 change events of the disk:
+# systemd-iocost writes both files on each (it never reads first), iosched 0 times; counted by
+# the kernel per writing process. iosched reports the second writer (IOCostOtherWriter).
+check_iocost_systemd() {
+	local dev bundle out qos model
+	dev=$(disk_of iosnvme)
+	bundle=$(iocost_peer_bundle) || { skip "no systemd-iocost: trixie's udev could not be fetched"; return; }
+	guest_put "$bundle" /tmp/iocost-peer.tar.gz || { bad "cannot copy systemd-iocost to the guest"; return; }
+	qos=${iocost_qos_want#enable=1 ctrl=user }
+	model=${iocost_model_want#ctrl=user model=linear }
+	# The helper is exec'd as /opt/systemd-iocost/bin/iocost, a link to trixie's loader, so the
+	# kernel names the writing process "iocost" (comm is the exec'd file's name).
+	out=$(guest "set -e
+		o=/opt/systemd-iocost
+		mkdir -p \$o/bin
+		tar -C \$o -xzf /tmp/iocost-peer.tar.gz
+		rm /tmp/iocost-peer.tar.gz
+		ln -sf \$o/lib/ld-linux-x86-64.so.2 \$o/bin/iocost
+		printf '#!/bin/sh\nexec %s --library-path %s %s \"\$@\"\n' \$o/bin/iocost \$o/lib \$o/iocost.real >/usr/lib/udev/iocost
+		chmod 755 /usr/lib/udev/iocost
+		cp \$o/90-iocost.rules /usr/lib/udev/rules.d/90-iocost.rules
+		cp \$o/iocost.conf /etc/udev/iocost.conf
+		echo \"systemd-iocost from udev \$(cat \$o/version): \$(/usr/lib/udev/iocost --version | head -n1)\"
+		m=\$(udevadm info -q property -n /dev/$dev | sed -n 's/^ID_MODEL=//p')
+		mkdir -p /etc/udev/hwdb.d
+		printf 'block::name:%s:fwrev:*\n IOCOST_SOLUTIONS=naive\n IOCOST_MODEL_NAIVE=$model\n IOCOST_QOS_NAIVE=$qos\n' \"\$m\" >/etc/udev/hwdb.d/90-system-test-iocost.hwdb
+		systemd-hwdb update
+		udevadm control --reload
+		udevadm trigger --action=change --settle /dev/$dev
+		udevadm info -q property -n /dev/$dev | grep '^IOCOST_'
+		/usr/lib/udev/iocost query /dev/$dev
+		ioschedctl reload
+		busctl get-property org.iosched1 /org/iosched1/disk/$dev org.iosched1.Disk IOCostOtherWriter") ||
+		{ bad "installing systemd-iocost failed: $out"; iocost_peer_remove "$dev"; return; }
+	echo "$out" | sed 's/^/  /'
+	grep -qx 'b true' <<<"$out" || bad "iosched does not report systemd-iocost as a second writer (IOCostOtherWriter)"
+	out=$(iocost_ftrace "$dev" "udevadm settle
+		for i in \$(seq 100); do echo change >/sys/block/$dev/uevent; done
+		udevadm settle --timeout=300
+		sleep 5
+		by() { grep -v '^#' \$t/trace | grep -c \"^ *\$1-[0-9]* .* \$2 *<-\" || true; }
+		for c in iocost iosched-apply ioschedd; do
+			echo \"\$c: \$(by \$c ioc_qos_write) qos, \$(by \$c ioc_cost_model_write) model per 100 change events\"
+		done") || { bad "tracing failed: $out"; iocost_peer_remove "$dev"; return; }
+	echo "$out" | sed 's/^/  /'
+	grep -qx 'iocost: 100 qos, 100 model per 100 change events' <<<"$out" ||
+		bad "systemd-iocost did not write both files once per event"
+	grep -qx 'iosched-apply: 0 qos, 0 model per 100 change events' <<<"$out" || bad "iosched-apply wrote"
+	grep -qx 'ioschedd: 0 qos, 0 model per 100 change events' <<<"$out" || bad "ioschedd wrote"
+	# Every write is one of the two: nothing else wrote.
+	iocost_counted "$out" "100 change events" 100 100
+	iocost_peer_remove "$dev"
+	out=$(iocost_lines "$dev")
+	grep -qxF "qos: $iocost_qos_want" <<<"$out" || bad "io.cost.qos not at the policy after systemd-iocost: $out"
+}
+
+# iocost_peer_remove DISK: systemd-iocost and the test hwdb entry gone again.
+iocost_peer_remove() {
+	guest "rm -rf /opt/systemd-iocost /usr/lib/udev/iocost /usr/lib/udev/rules.d/90-iocost.rules /etc/udev/iocost.conf \
+			/etc/udev/hwdb.d/90-system-test-iocost.hwdb
+		systemd-hwdb update && udevadm control --reload && udevadm trigger --action=change --settle /dev/$1" >/dev/null ||
+		bad "removing systemd-iocost failed"
+}
+
+# SetPolicy of an iocost key over D-Bus (root, busctl) reaches the kernel, and the disk's
+# IOCostQoS property shows it; ResetPolicy brings the drop-in's value back. Then the test's
+# drop-in goes; the disk keeps its iocost values (iosched never undoes a policy).
+check_iocost_setpolicy() {
+	local dev out
+	dev=$(disk_of iosnvme)
+	out=$(guest "busctl call org.iosched1 /org/iosched1 org.iosched1.Manager SetPolicy 'sa{sv}b' $dev 1 iocost.rlat s 6000 true &&
+		echo \"qos: \$(sed -n \"s/^\$(cat /sys/block/$dev/dev) //p\" /sys/fs/cgroup/io.cost.qos)\" &&
+		busctl get-property org.iosched1 /org/iosched1/disk/$dev org.iosched1.Disk IOCostQoS") ||
+		{ bad "SetPolicy failed: $out"; return; }
+	echo "$out" | sed 's/^/  /'
+	grep -qx "qos: ${iocost_qos_want/rlat=5000/rlat=6000}" <<<"$out" || bad "the kernel's io.cost.qos does not have rlat=6000"
+	grep -qx "s \"${iocost_qos_want/rlat=5000/rlat=6000}\"" <<<"$out" || bad "IOCostQoS does not show rlat=6000"
+	out=$(guest "busctl call org.iosched1 /org/iosched1 org.iosched1.Manager ResetPolicy sb $dev true &&
+		busctl get-property org.iosched1 /org/iosched1/disk/$dev org.iosched1.Disk IOCostQoS") ||
+		{ bad "ResetPolicy failed: $out"; return; }
+	echo "  after ResetPolicy: $out"
+	grep -qx "s \"$iocost_qos_want\"" <<<"$out" || bad "IOCostQoS not back to the drop-in's rlat=5000"
+	guest "rm -f $iocost_dropin && ioschedctl reload" >/dev/null || bad "removing the drop-in failed"
+}
+
 # apt remove leaves every disk's values as they are and the rule is gone; apt purge leaves no
 # iosched file behind.
 check_apt_remove() {
