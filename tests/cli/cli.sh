@@ -251,7 +251,7 @@ printf '[rule io]\nmatch.name = fake0\niocost.enable = yes\niocost.rpct = 95\nio
 before=$(tree_sum)
 expect_exit 0 "$A" --root "$root" --config "$ioconf" fake0
 [ "$(tree_sum)" = "$before" ] || fail "iocost: equal values were written: $out"
-echo "$out" | grep -q "iocost.rlat .*already right" || fail "iocost.rlat: $out"
+grep -q "iocost.rlat .*already right" <<<"$out" || fail "iocost.rlat: $out"
 sed -i "s/^$dn0 enable=1 ctrl=user rpct=95.00 rlat=5000/$dn0 enable=1 ctrl=user rpct=95.00 rlat=7000/" "$root/sys/fs/cgroup/io.cost.qos"
 expect_exit 0 "$A" --root "$root" --config "$ioconf" --json --dry-run fake0
 python3 - "$TEST_TMP/out" <<'PY' || fail "iocost dry run: $out"

@@ -28,7 +28,7 @@ grep -Eq '^(ProtectKernelModules=(yes|true|on|1)|InaccessiblePaths=.*(/usr)?/lib
         fail "the unit makes /usr/lib/modules inaccessible: loadable schedulers would look unsupported"
 details=$(cd "$TEST_TMP" && systemd-analyze security --offline=yes --no-pager ./ioschedd.service 2>/dev/null)
 for item in 'CapabilityBoundingSet=~CAP_SYS_MODULE' 'SystemCallFilter=~@module'; do
-        echo "$details" | grep -q "✓ $item " || fail "the unit does not ensure $item"
+        grep -q "✓ $item " <<<"$details" || fail "the unit does not ensure $item"
 done
 
 # The check is worth something only if it catches a weaker unit.

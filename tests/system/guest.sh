@@ -13,8 +13,12 @@
 # named it), size, and the QEMU options. The root disk is virtio-blk with one queue too.
 guest_disk_serials="iosroot iosnvme ioszns iosvd1q iosvd2q iosscsi iossata iosusb"
 
+# Every kernel of a run has its own disks and root overlay, kept across that kernel's reboots.
+# (One overlay for all made --all-kernels boot 6.12 and 7.3 on the first kernel's root: no
+# /lib/modules for them, so udev loaded no storage driver and only the virtio-blk disks the
+# initramfs loads existed.)
 guest_qemu_args() {
-	local d=$tmp/disks
+	local d=$tmp/disks-$kernel_name
 	mkdir -p "$d"
 	for s in iosnvme iosvd1q iosvd2q iosscsi iossata iosusb; do
 		[ -f "$d/$s.img" ] || truncate -s 1G "$d/$s.img"
@@ -68,7 +72,10 @@ guest_start() {
 	guest_qemu_args
 	qemu-system-x86_64 "${qemu_args[@]}" >"$tmp/qemu-$kernel_name.log" 2>&1 &
 	qemu_pid=$!
-	guest_wait_ready
+	guest_wait_ready || return 1
+	# The root must hold this kernel's modules, or udev loads no driver (and nothing says so).
+	guest '[ -d "/lib/modules/$(uname -r)/kernel" ]' ||
+		{ log "the guest's root has no /lib/modules for its kernel"; return 1; }
 }
 
 # guest_wait_ready: wait for the agent's "@@READY BOOT_ID" (a new boot id after a reboot);

@@ -103,14 +103,16 @@ kernel_package() {
 }
 
 # kernel_prepare NAME: download and unpack the kernel once; sets kernel_dir and kernel_version.
-# Since 7.x Debian splits linux-image-VER into linux-binary-VER (vmlinuz) and
-# linux-modules-VER: those of its dependencies are unpacked with it.
+# Since 7.x Debian splits linux-image-VER into linux-binary-VER (vmlinuz), linux-modules-VER
+# and linux-base-VER (modules.builtin, modules.order, modules.builtin.modinfo: without them
+# depmod and modprobe do not know the built-in modules): those of its dependencies are
+# unpacked with it. .iosched-done lists the packages unpacked: a different list unpacks again.
 kernel_prepare() {
-	local suite pkg deb parts p f
+	local suite pkg deb parts p f want
 	read -r suite pkg < <(kernel_package "$1")
 	deb=$(ls "$cache/apt-$suite/archives/${pkg}_"*.deb 2>/dev/null | tail -n1 || true)
 	parts=$(kernel_apt apt-cache "$suite" depends "$pkg" 2>/dev/null |
-		sed -n 's/^ *Depends: \(linux-\(binary\|modules\)-[^ <>]*\)$/\1/p')
+		sed -n 's/^ *Depends: \(linux-\(base\|binary\|modules\)-[^ <>]*\)$/\1/p')
 	for p in $pkg $parts; do
 		ls "$cache/apt-$suite/archives/${p}_"*.deb >/dev/null 2>&1 && continue
 		log "downloading $p ($suite)"
@@ -119,8 +121,9 @@ kernel_prepare() {
 	done
 	deb=$(ls "$cache/apt-$suite/archives/${pkg}_"*.deb | tail -n1)
 	kernel_dir=$cache/kernel-$(basename "$deb" .deb)
-	if [ ! -f "$kernel_dir/.iosched-done" ]; then
-		log "unpacking $(basename "$deb") $parts"
+	want=$(printf '%s\n' $pkg $parts)
+	if [ "$(cat "$kernel_dir/.iosched-done" 2>/dev/null)" != "$want" ]; then
+		log "unpacking $(basename "$deb") ${parts//$'\n'/ }"
 		rm -rf "$kernel_dir"
 		mkdir -p "$kernel_dir/modules"
 		for p in $pkg $parts; do
@@ -143,7 +146,7 @@ kernel_prepare() {
 		find "$kernel_dir/modules" -name '*.ko.zst' -exec zstd -q --rm -d {} +
 		depmod -b "$kernel_dir/modules" "$kernel_version"
 		initramfs_build "$kernel_dir" "$kernel_version"
-		touch "$kernel_dir/.iosched-done"
+		printf '%s\n' "$want" >"$kernel_dir/.iosched-done"
 	fi
 	kernel_version=$(ls "$kernel_dir/modules/lib/modules")
 }
@@ -182,7 +185,8 @@ image_disk() {
 	root=$(image_root)
 	key=$(image_key)
 	img=$cache/disk-$key-$(basename "$kernel_dir").img
-	if [ ! -f "$img" ]; then
+	# Made before the kernel was last unpacked: stale.
+	if [ ! "$img" -nt "$kernel_dir/.iosched-done" ]; then
 		log "making $img"
 		stage=$cache/stage-$key
 		rm -rf "$stage"
