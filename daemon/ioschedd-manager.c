@@ -156,6 +156,8 @@ static int manager_add_disk(Manager *m, const char *name, DiskObject **ret) {
                 return r;
         d->index = m->n_disks;
         m->disks[m->n_disks++] = d;
+        if (m->on_disks_changed)
+                m->on_disks_changed(m);
         *ret = TAKE_PTR(d);
         return 0;
 }
@@ -189,6 +191,8 @@ static void manager_remove_disk(Manager *m, DiskObject *d) {
         m->disks[d->index]->index = d->index;
         d->gone = true;
         disk_object_drop_wants(d);
+        if (m->on_disks_changed)
+                m->on_disks_changed(m);
         if (!d->running)
                 disk_object_free(d);
 }
@@ -748,6 +752,7 @@ Manager *manager_free(Manager *m) {
         sd_event_source_unref(m->kernel_monitor_source);
         sd_event_source_unref(m->worker_source);
         sd_event_source_unref(m->verify_source);
+        sd_event_source_unref(m->status_source);
         if (m->pool) {
                 worker_pool_free(m->pool, &unrun);
                 while (unrun) {

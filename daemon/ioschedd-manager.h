@@ -109,7 +109,7 @@ struct DiskObject {
         char *name;
         size_t index;           /* in Manager.disks */
         bool gone;              /* removed from the manager; freed when its job returns */
-        bool seen;              /* by a rescan */              /* removed from the manager; freed when its job returns */
+        bool seen;              /* by a rescan */
 
         /* As last read by a worker; NULL before the first read. */
         Disk *disk;
@@ -166,6 +166,10 @@ struct Manager {
         bool announcing;
         Completion initial;             /* the first pass */
         void (*on_initial_pass_done)(Manager *m);
+        /* A disk came or went: the program's STATUS= names the count (a oneshot defer source
+         * of its own, so a storm sends one notification per loop iteration, not one per disk). */
+        void (*on_disks_changed)(Manager *m);
+        sd_event_source *status_source;
 };
 
 int manager_new(Manager **ret);

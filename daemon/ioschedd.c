@@ -159,6 +159,17 @@ static void notify_status(Manager *m) {
                           strv_isempty(m->config_errors) ? "" : "; the configuration has errors");
 }
 
+static int on_status_due(sd_event_source *s, void *userdata) {
+        notify_status(userdata);
+        return 0;
+}
+
+/* Disks arrive after READY too (drivers that load late, hotplug): keep STATUS= true. */
+static void on_disks_changed(Manager *m) {
+        if (m->announcing && m->status_source)
+                (void) sd_event_source_set_enabled(m->status_source, SD_EVENT_ONESHOT);
+}
+
 static int on_name_acquired(sd_bus_message *reply, void *userdata, sd_bus_error *ret_error) {
         Manager *m = userdata;
         const sd_bus_error *e = sd_bus_message_get_error(reply);
@@ -232,6 +243,7 @@ static int run(int argc, char *argv[]) {
         m->kernel_events = !arg.no_kernel_events;
         m->monitor_buffer = arg.monitor_buffer;
         m->on_initial_pass_done = on_initial_pass_done;
+        m->on_disks_changed = on_disks_changed;
 
         r = sd_event_default(&m->event);
         if (r < 0)
@@ -245,6 +257,12 @@ static int run(int argc, char *argv[]) {
         if (r < 0)
                 return log_error_errno(r, "Cannot watch signals: %m"), EXIT_FAILURE;
         (void) sd_event_source_set_description(sighup, "sighup");
+        r = sd_event_add_defer(m->event, &m->status_source, on_status_due, m);
+        if (r >= 0)
+                r = sd_event_source_set_enabled(m->status_source, SD_EVENT_OFF);
+        if (r < 0)
+                return log_error_errno(r, "Cannot add the status event: %m"), EXIT_FAILURE;
+        (void) sd_event_source_set_description(m->status_source, "status");
 
         r = sd_event_set_watchdog(m->event, true);
         if (r < 0)

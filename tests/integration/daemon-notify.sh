@@ -12,8 +12,11 @@ a=$(loop_new)
 config_root test "match.name = $a" "nr_requests = 32"
 bus_start
 
+# listen FILE: the notifications sent to $sock go to FILE, a line each, until STOPPING=1.
 sock="$TEST_TMP/notify"
-python3 - "$sock" >"$TEST_TMP/notifications" <<'PY' &
+listen() {
+        rm -f "$sock"
+        python3 - "$sock" >"$1" <<'PY' &
 import socket, sys
 s = socket.socket(socket.AF_UNIX, socket.SOCK_DGRAM)
 s.bind(sys.argv[1])
@@ -28,9 +31,10 @@ while True:
     if "STOPPING=1" in msg:
         break
 PY
-listener=$!
-on_exit "kill $listener"
-wait_until 5 test -S "$sock" || fail "no notification socket"
+        on_exit "kill $! 2>/dev/null"
+        wait_until 5 test -S "$sock" || fail "no notification socket"
+}
+listen "$TEST_TMP/notifications"
 
 NOTIFY_SOCKET="$sock" WATCHDOG_USEC=400000 ioschedd_start --config-root "$root" --no-monitor
 wait_until 3 has -x READY=1 "$TEST_TMP/notifications" || fail "no READY=1: $(cat "$TEST_TMP/notifications")"
@@ -48,4 +52,16 @@ kill "$IOSCHEDD_PID"
 wait "$IOSCHEDD_PID" || fail "exit status $? on SIGTERM"
 IOSCHEDD_PID=
 wait_until 3 has -x STOPPING=1 "$TEST_TMP/notifications" || fail "no STOPPING=1"
+
+log "STATUS= follows a disk that comes after READY=1"
+udevd_ensure
+listen "$TEST_TMP/later"
+NOTIFY_SOCKET="$sock" ioschedd_start --config-root "$root"
+wait_until 5 has -x READY=1 "$TEST_TMP/later" || fail "no READY=1: $(cat "$TEST_TMP/later")"
+n=$(sed -n 's/^STATUS=\([0-9]*\) disks.*/\1/p' "$TEST_TMP/later" | tail -n 1)
+[ -n "$n" ] || fail "no STATUS= with a disk count: $(cat "$TEST_TMP/later")"
+loop_create >/dev/null
+wait_until 10 grep -qx "STATUS=$((n + 1)) disks.*" "$TEST_TMP/later" ||
+        fail "STATUS= still says $n disks after a new one: $(grep STATUS= "$TEST_TMP/later")"
+ioschedd_stop
 log "ok"
