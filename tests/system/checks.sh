@@ -613,6 +613,42 @@ iocost_peer_remove() {
 		bad "removing systemd-iocost failed"
 }
 
+# systemd's hwdb data, taken by iosched: a hwdb entry for the NVMe disk's model (other values
+# than the drop-in's) and a drop-in with `iocost.solution = hwdb` instead of numbers; the shipped
+# 90-iosched-iocost.rules imports the entry's IOCOST_* properties (systemd-iocost is not
+# installed), and the kernel's lines end at the entry's values, with `ioschedctl explain` naming
+# the hwdb entry. Then the numbers' drop-in is back and so are its values.
+check_iocost_hwdb() {
+	local dev out hq="rpct=90.00 rlat=8000 wpct=90.00 wlat=9000 min=60.00 max=120.00"
+	local hm="rbps=500000000 rseqiops=50000 rrandiops=40000 wbps=400000000 wseqiops=30000 wrandiops=20000"
+	dev=$(disk_of iosnvme)
+	out=$(guest "set -e
+		m=\$(udevadm info -q property -n /dev/$dev | sed -n 's/^ID_MODEL=//p')
+		mkdir -p /etc/udev/hwdb.d
+		printf 'block::name:%s:fwrev:*\n IOCOST_SOLUTIONS=naive\n IOCOST_MODEL_NAIVE=$hm\n IOCOST_QOS_NAIVE=$hq\n' \"\$m\" >/etc/udev/hwdb.d/90-system-test-iocost.hwdb
+		systemd-hwdb update
+		mv $iocost_dropin /root/iocost-dropin.saved
+		printf '[rule system-test-hwdb]\nmatch.serial = iosnvme\niocost.enable = yes\niocost.solution = hwdb\n' >/etc/iosched.d/51-system-test-hwdb.conf
+		udevadm control --reload
+		udevadm trigger --action=change --settle /dev/$dev
+		udevadm info -q property -n /dev/$dev | grep '^IOCOST_'
+		ioschedctl reload
+		ioschedctl explain $dev | grep -i 'iocost'") || { bad "setting up the hwdb entry failed: $out"; }
+	echo "$out" | sed 's/^/  /'
+	grep -q 'udev hwdb IOCOST_QOS_naive' <<<"$out" || grep -q 'udev hwdb IOCOST_QOS_NAIVE' <<<"$out" ||
+		bad "ioschedctl explain does not name the hwdb entry"
+	out=$(iocost_lines "$dev")
+	echo "$out" | sed "s/^/  $dev with the hwdb solution: /"
+	grep -qxF "qos: enable=1 ctrl=user $hq" <<<"$out" || bad "io.cost.qos not at the hwdb entry's values"
+	grep -qxF "model: ctrl=user model=linear $hm" <<<"$out" || bad "io.cost.model not at the hwdb entry's values"
+	guest "rm -f /etc/iosched.d/51-system-test-hwdb.conf /etc/udev/hwdb.d/90-system-test-iocost.hwdb
+		mv /root/iocost-dropin.saved $iocost_dropin
+		systemd-hwdb update && udevadm control --reload && udevadm trigger --action=change --settle /dev/$dev &&
+		ioschedctl reload" >/dev/null || bad "restoring the drop-in failed"
+	out=$(iocost_lines "$dev")
+	grep -qxF "qos: $iocost_qos_want" <<<"$out" || bad "io.cost.qos not back at the drop-in's values: $out"
+}
+
 # SetPolicy of an iocost key over D-Bus (root, busctl) reaches the kernel, and the disk's
 # IOCostQoS property shows it; ResetPolicy brings the drop-in's value back. Then the test's
 # drop-in goes; the disk keeps its iocost values (iosched never undoes a policy).
