@@ -156,8 +156,8 @@ static int manager_add_disk(Manager *m, const char *name, DiskObject **ret) {
                 return r;
         d->index = m->n_disks;
         m->disks[m->n_disks++] = d;
-        if (m->on_disks_changed)
-                m->on_disks_changed(m);
+        if (m->on_status_changed)
+                m->on_status_changed(m);
         *ret = TAKE_PTR(d);
         return 0;
 }
@@ -191,8 +191,8 @@ static void manager_remove_disk(Manager *m, DiskObject *d) {
         m->disks[d->index]->index = d->index;
         d->gone = true;
         disk_object_drop_wants(d);
-        if (m->on_disks_changed)
-                m->on_disks_changed(m);
+        if (m->on_status_changed)
+                m->on_status_changed(m);
         if (!d->running)
                 disk_object_free(d);
 }
@@ -485,6 +485,8 @@ static int on_worker_done(sd_event_source *s, int fd, uint32_t revents, void *us
         if (m->counters_changed) {
                 manager_bus_emit_counters(m);
                 m->counters_changed = false;
+                if (m->on_status_changed)
+                        m->on_status_changed(m);
         }
         return 0;
 }

@@ -166,9 +166,10 @@ struct Manager {
         bool announcing;
         Completion initial;             /* the first pass */
         void (*on_initial_pass_done)(Manager *m);
-        /* A disk came or went: the program's STATUS= names the count (a oneshot defer source
-         * of its own, so a storm sends one notification per loop iteration, not one per disk). */
-        void (*on_disks_changed)(Manager *m);
+        /* A disk came or went, or the write counters moved: what the program's STATUS= says
+         * (a oneshot defer source of its own, so a storm sends one notification per loop
+         * iteration, not one per disk). */
+        void (*on_status_changed)(Manager *m);
         sd_event_source *status_source;
 };
 

@@ -164,8 +164,9 @@ static int on_status_due(sd_event_source *s, void *userdata) {
         return 0;
 }
 
-/* Disks arrive after READY too (drivers that load late, hotplug): keep STATUS= true. */
-static void on_disks_changed(Manager *m) {
+/* Disks arrive after READY too (drivers that load late, hotplug), and writes are counted all
+ * along: keep STATUS= true. */
+static void on_status_changed(Manager *m) {
         if (m->announcing && m->status_source)
                 (void) sd_event_source_set_enabled(m->status_source, SD_EVENT_ONESHOT);
 }
@@ -243,7 +244,7 @@ static int run(int argc, char *argv[]) {
         m->kernel_events = !arg.no_kernel_events;
         m->monitor_buffer = arg.monitor_buffer;
         m->on_initial_pass_done = on_initial_pass_done;
-        m->on_disks_changed = on_disks_changed;
+        m->on_status_changed = on_status_changed;
 
         r = sd_event_default(&m->event);
         if (r < 0)
