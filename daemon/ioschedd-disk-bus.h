@@ -20,6 +20,20 @@ int disk_bus_register(Manager *m);
  */
 int disk_bus_path(const DiskObject *d, char **ret);
 
+/**
+ * disk_bus_append_objects() - every published disk as GetManagedObjects lists it
+ * @m: the manager
+ * @reply: positioned inside the reply's a{oa{sa{sv}}}
+ * @error: set by a getter that fails
+ *
+ * The same entries, in the same order, as sd-bus's object manager writes for the fallback
+ * vtable and its enumerator, without its walk (per path: a node lookup for each prefix,
+ * the path decoded again, the disk looked up by name).
+ *
+ * Return: 0 or a negative errno.
+ */
+int disk_bus_append_objects(Manager *m, sd_bus_message *reply, sd_bus_error *error);
+
 /* PropertiesChanged with the properties of d->dirty; clears it. */
 void disk_bus_emit_changed(DiskObject *d);
 void disk_bus_emit_added(DiskObject *d);

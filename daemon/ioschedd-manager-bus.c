@@ -605,6 +605,30 @@ static int property_get_version(sd_bus *bus, const char *path, const char *inter
         return sd_bus_message_append(reply, "s", IOSCHED_VERSION);
 }
 
+/* GetManagedObjects, answered from m->disks: sd-bus's object manager answers it with a
+ * walk that costs more than the properties of thousands of disks (disk_bus_append_objects).
+ * A message callback on the path runs before sd-bus's own handling; anything else, and a
+ * call with arguments (which sd-bus refuses), goes on to sd-bus. */
+static int on_manager_message(sd_bus_message *msg, void *userdata, sd_bus_error *error) {
+        _cleanup_(sd_bus_message_unrefp) sd_bus_message *reply = NULL;
+        Manager *m = userdata;
+        int r;
+
+        if (!sd_bus_message_is_method_call(msg, "org.freedesktop.DBus.ObjectManager", "GetManagedObjects") ||
+            !sd_bus_message_has_signature(msg, ""))
+                return 0;
+        r = sd_bus_message_new_method_return(msg, &reply);
+        if (r >= 0)
+                r = sd_bus_message_open_container(reply, 'a', "{oa{sa{sv}}}");
+        if (r >= 0)
+                r = disk_bus_append_objects(m, reply, error);
+        if (r >= 0)
+                r = sd_bus_message_close_container(reply);
+        if (r < 0)
+                return r;
+        return sd_bus_send(NULL, reply, NULL);
+}
+
 #define EC SD_BUS_VTABLE_PROPERTY_EMITS_CHANGE
 
 static const sd_bus_vtable manager_vtable[] = {
@@ -650,6 +674,9 @@ int manager_bus_register(Manager *m) {
         r = sd_bus_add_object_manager(m->bus, NULL, MANAGER_BUS_PATH);
         if (r < 0)
                 return log_error_errno(r, "Cannot add the object manager: %m");
+        r = sd_bus_add_object(m->bus, NULL, MANAGER_BUS_PATH, on_manager_message, m);
+        if (r < 0)
+                return log_error_errno(r, "Cannot add the object manager's own GetManagedObjects: %m");
         return 0;
 }
 

@@ -102,8 +102,35 @@ for iface in org.iosched1.Manager org.iosched1.Disk; do
 done
 busctl introspect --xml-interface org.iosched1 /org/iosched1 | has 'org.freedesktop.DBus.ObjectManager' \
         || fail "no ObjectManager"
-busctl call org.iosched1 /org/iosched1 org.freedesktop.DBus.ObjectManager GetManagedObjects \
-        | has "/org/iosched1/disk/$a" || fail "GetManagedObjects lacks $a"
+# GetManagedObjects is answered by the daemon itself (ioschedd-disk-bus.c), not by sd-bus's
+# object manager: each object as sd-bus would list it (Peer, Introspectable and Properties
+# without properties, then the disk's properties, equal to sd-bus's own GetAll: names, order,
+# types, values), every disk of ListDisks and nothing else.
+busctl --json=short call org.iosched1 /org/iosched1 org.freedesktop.DBus.ObjectManager \
+        GetManagedObjects >"$TEST_TMP/gmo.json"
+busctl --json=short call org.iosched1 /org/iosched1 org.iosched1.Manager ListDisks >"$TEST_TMP/disks.json"
+for d in "$a" "$c"; do
+        busctl --json=short call org.iosched1 "$(disk_path "$d")" org.freedesktop.DBus.Properties \
+                GetAll s org.iosched1.Disk >"$TEST_TMP/getall.$d.json"
+done
+/usr/bin/python3 - "$TEST_TMP" "$a" "$c" <<'PY' || fail "GetManagedObjects differs from sd-bus's GetAll or ListDisks"
+import json, sys
+tmp, names = sys.argv[1], sys.argv[2:]
+gmo = json.load(open(tmp + "/gmo.json"))
+assert gmo["type"] == "a{oa{sa{sv}}}", gmo["type"]
+objects = gmo["data"][0]
+disks = json.load(open(tmp + "/disks.json"))["data"][0]
+assert sorted(objects) == sorted(p for _, p in disks), "objects are not the disks of ListDisks"
+standard = ["org.freedesktop.DBus.Peer", "org.freedesktop.DBus.Introspectable",
+            "org.freedesktop.DBus.Properties"]
+for path, ifaces in objects.items():
+    assert list(ifaces) == standard + ["org.iosched1.Disk"], (path, list(ifaces))
+    assert all(ifaces[i] == {} for i in standard), path
+for n in names:
+    props = objects["/org/iosched1/disk/" + n]["org.iosched1.Disk"]
+    getall = json.load(open("%s/getall.%s.json" % (tmp, n)))["data"][0]
+    assert list(props.items()) == list(getall.items()), (n, props, getall)
+PY
 
 # Bad input: a named error each time; nothing written; the daemon keeps running.
 a_before=$(queue_snapshot "$a")
