@@ -188,7 +188,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
                 for (AttrFile g = ATTR_FILE_IOCOST_MODEL; g <= ATTR_FILE_IOCOST_QOS; g++)
                         if (d->iocost[g].err == -ENODATA) {
                                 /* a new ioc: ctrl=auto, the kernel's min and max */
-                                d->iocost[g] = (IocostState) {};
+                                d->iocost[g] = (IocostState) { .num = calloc(_ATTR_MAX, sizeof(int64_t)) };
+                                fuzz_oom_check(d->iocost[g].num);
                                 d->iocost[g].num[ATTR_IOCOST_MIN] = 100;
                                 d->iocost[g].num[ATTR_IOCOST_MAX] = 1000000;
                         }

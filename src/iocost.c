@@ -7,6 +7,7 @@
 
 void iocost_state_done(IocostState *st) {
         free(st->raw);
+        free(st->num);
         *st = (IocostState) {};
 }
 
@@ -73,7 +74,7 @@ char *iocost_format(AttrFile file, const int64_t num[_ATTR_MAX]) {
 int iocost_parse_line(AttrFile file, const char *line, char **ret_devnum, IocostState *ret) {
         _cleanup_(strv_freep) char **words = NULL;
         _cleanup_(freep) char *raw = NULL;
-        IocostState st = {};
+        _cleanup_(freep) int64_t *num = NULL;
         uint32_t seen = 0, want = 0;
         bool model_seen = false;
         int r;
@@ -85,6 +86,9 @@ int iocost_parse_line(AttrFile file, const char *line, char **ret_devnum, Iocost
                 return r;
         if (!words[0] || !devnum_is_valid(words[0]) || strv_length(words) > 32)
                 return -EBADMSG;
+        num = calloc(_ATTR_MAX, sizeof(int64_t));
+        if (!num)
+                return -ENOMEM;
 
         for (char **w = words + 1; *w; w++) {
                 char *eq = strchr(*w, '=');
@@ -105,7 +109,7 @@ int iocost_parse_line(AttrFile file, const char *line, char **ret_devnum, Iocost
                 if (seen & ATTR_BIT(a->id))
                         return -EBADMSG;
                 seen |= ATTR_BIT(a->id);
-                r = parse_field(a, eq + 1, &st.num[a->id]);
+                r = parse_field(a, eq + 1, &num[a->id]);
                 if (r < 0)
                         return r;
         }
@@ -116,11 +120,11 @@ int iocost_parse_line(AttrFile file, const char *line, char **ret_devnum, Iocost
         if (seen != want || (file == ATTR_FILE_IOCOST_MODEL && !model_seen))
                 return -EBADMSG;
         /* The kernel refuses every write that would leave min above max. */
-        if (file == ATTR_FILE_IOCOST_QOS && st.num[ATTR_IOCOST_MIN] > st.num[ATTR_IOCOST_MAX])
+        if (file == ATTR_FILE_IOCOST_QOS && num[ATTR_IOCOST_MIN] > num[ATTR_IOCOST_MAX])
                 return -EBADMSG;
 
         /* The kernel's spelling of what was parsed (not the raw text: it goes on the bus). */
-        raw = iocost_format(file, st.num);
+        raw = iocost_format(file, num);
         if (!raw)
                 return -ENOMEM;
         if (ret_devnum) {
@@ -130,8 +134,7 @@ int iocost_parse_line(AttrFile file, const char *line, char **ret_devnum, Iocost
                         return -ENOMEM;
                 *ret_devnum = dn;
         }
-        st.raw = TAKE_PTR(raw);
-        *ret = st;
+        *ret = (IocostState) { .raw = TAKE_PTR(raw), .num = TAKE_PTR(num) };
         return 0;
 }
 

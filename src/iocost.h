@@ -15,7 +15,10 @@ typedef struct IocostState {
                                  * -ENOENT: no cgroup v2 io controller on the system;
                                  * -EBADMSG: the line cannot be parsed; other read errors */
         char *raw;              /* the disk's line without "MAJ:MIN " (for people and D-Bus) */
-        int64_t num[_ATTR_MAX]; /* by AttrId, for the attributes of this file */
+        /* _ATTR_MAX numbers by AttrId, for the attributes of this file; set when err is 0.
+         * Allocated: a daemon keeps a reading of each of thousands of disks, most of which
+         * have no line (or no cgroup v2 io controller at all). */
+        int64_t *num;
 } IocostState;
 
 void iocost_state_done(IocostState *st);
