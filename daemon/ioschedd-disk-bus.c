@@ -50,7 +50,7 @@ DEFINE_DISK_BOOL_GETTER(property_get_iocost_other_writer, d->iocost_other_writer
 /* The current value of an attribute of the table (attr.c). -1 when the kernel has no such
  * file for this disk or the read failed (wbt_lat_usec fails with EINVAL until wbt is set up). */
 #define DEFINE_ATTR_GETTER(fn, id)                                                      \
-        DEFINE_DISK_GETTER(fn, 'x', int64_t, d->attrs[id].err == 0 ? d->attrs[id].value.num : (int64_t) -1)
+        DEFINE_DISK_GETTER(fn, 'x', int64_t, DISK_ATTR(d, id).err == 0 ? DISK_ATTR(d, id).value.num : (int64_t) -1)
 
 DEFINE_ATTR_GETTER(property_get_nr_requests, ATTR_NR_REQUESTS);
 DEFINE_ATTR_GETTER(property_get_wbt_lat_usec, ATTR_WBT_LAT_USEC);

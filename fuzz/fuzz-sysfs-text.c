@@ -84,7 +84,7 @@ static void load_state(const AttrInfo *a, AttrState *st, const char *line) {
 }
 
 static void load_scheduler(Disk *d, const char *line, bool bio_based) {
-        AttrState *st = &d->attrs[ATTR_SCHEDULER];
+        AttrState *st = &DISK_ATTR(d, ATTR_SCHEDULER);
         int r;
 
         /* As sysfs_reload_settings(). */
@@ -127,7 +127,7 @@ static const AttrState *state_of(const Disk *d, const Action *a) {
                 const Tunable *t = disk_get_tunable(d, a->tunable);
                 return t ? &t->state : NULL;
         }
-        return &d->attrs[a->attr->id];
+        return disk_attr_slot(a->attr->id) >= 0 ? &DISK_ATTR(d, a->attr->id) : NULL;
 }
 
 static void check_action(const Disk *d, const ResolvedSetting *rs, const Action *a, const char *switch_to) {
@@ -221,7 +221,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
                 if (n == 0)
                         load_scheduler(d, line, flags & 0x08);
                 else if (n < ELEMENTSOF(by_line))
-                        load_state(attr_get(by_line[n]), &d->attrs[by_line[n]], line);
+                        load_state(attr_get(by_line[n]), &DISK_ATTR(d, by_line[n]), line);
                 else if (n == 9) {
                         /* As sysfs_load_disk(): a number or unknown. */
                         if (safe_atoi64(strstrip(line), INT64_MIN, INT64_MAX, &v) >= 0)

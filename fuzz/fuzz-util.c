@@ -86,15 +86,15 @@ bool fuzz_utf8_is_valid(const char *s, size_t n) {
 }
 
 static void set_num(Disk *d, AttrId id, int64_t v) {
-        attr_state_done(&d->attrs[id]);
-        d->attrs[id].raw = strdup_printf("%lld", (long long) v);
-        fuzz_oom_check(d->attrs[id].raw);
-        d->attrs[id].value.num = v;
-        d->attrs[id].err = 0;
+        attr_state_done(&DISK_ATTR(d, id));
+        DISK_ATTR(d, id).raw = strdup_printf("%lld", (long long) v);
+        fuzz_oom_check(DISK_ATTR(d, id).raw);
+        DISK_ATTR(d, id).value.num = v;
+        DISK_ATTR(d, id).err = 0;
 }
 
 static void set_scheduler(Disk *d, const char *line) {
-        AttrState *st = &d->attrs[ATTR_SCHEDULER];
+        AttrState *st = &DISK_ATTR(d, ATTR_SCHEDULER);
 
         attr_state_done(st);
         if (!line) {
@@ -148,7 +148,7 @@ Disk *fuzz_disk_new(unsigned which) {
                 d->transport = TRANSPORT_LOOP;
                 d->nr_hw_queues = 1;
                 set_scheduler(d, "[none] mq-deadline kyber bfq");
-                d->attrs[ATTR_WBT_LAT_USEC].err = -EINVAL;
+                DISK_ATTR(d, ATTR_WBT_LAT_USEC).err = -EINVAL;
                 set_num(d, ATTR_NR_REQUESTS, 128);
                 set_num(d, ATTR_READ_AHEAD_KB, 128);
                 set_num(d, ATTR_MAX_SECTORS_KB, 1280);

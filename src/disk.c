@@ -185,6 +185,30 @@ int attr_state_parse(const AttrInfo *a, AttrState *st) {
         return st->err;
 }
 
+/* Slot + 1: 0 is "none". Every queue file of the table has one (test-attr checks). */
+static const uint8_t attr_slots[_ATTR_MAX] = {
+        [ATTR_SCHEDULER] = 1,
+        [ATTR_NR_REQUESTS] = 2,
+        [ATTR_WBT_LAT_USEC] = 3,
+        [ATTR_MAX_SECTORS_KB] = 4,
+        [ATTR_RQ_AFFINITY] = 5,
+        [ATTR_NOMERGES] = 6,
+        [ATTR_ADD_RANDOM] = 7,
+        [ATTR_IOSTATS] = 8,
+        [ATTR_READ_AHEAD_KB] = 9,
+};
+
+int disk_attr_slot(AttrId id) {
+        return id < _ATTR_MAX ? (int) attr_slots[id] - 1 : -1;
+}
+
+size_t disk_attr_slot_checked(AttrId id) {
+        int slot = disk_attr_slot(id);
+
+        assert(slot >= 0 && slot < DISK_ATTR_SLOTS);
+        return (size_t) slot;
+}
+
 Disk *disk_new(const char *name) {
         Disk *d = calloc(1, sizeof(Disk));
 
@@ -197,7 +221,7 @@ Disk *disk_new(const char *name) {
         d->removable = -1;
         d->max_hw_sectors_kb = -1;
         d->transport = TRANSPORT_OTHER;
-        for (size_t i = 0; i < _ATTR_MAX; i++)
+        for (size_t i = 0; i < DISK_ATTR_SLOTS; i++)
                 d->attrs[i].err = -ENOENT;
         for (size_t i = 0; i < _ATTR_FILE_MAX; i++)
                 d->iocost[i].err = -ENOENT;
@@ -219,7 +243,7 @@ Disk *disk_free(Disk *d) {
         free(d->scheduler);
         strv_free(d->schedulers);
         strv_free(d->schedulers_loadable);
-        for (size_t i = 0; i < _ATTR_MAX; i++)
+        for (size_t i = 0; i < DISK_ATTR_SLOTS; i++)
                 attr_state_done(&d->attrs[i]);
         for (size_t i = 0; i < d->n_tunables; i++) {
                 free(d->tunables[i].name);
@@ -306,7 +330,8 @@ uint64_t disk_diff(const Disk *a, const Disk *b) {
                                              disk_iocost_shown(b, ATTR_FILE_IOCOST_MODEL)));
         DIFF(DISK_FIELD_IOCOST_OTHER_WRITER, a->iocost_other_writer != b->iocost_other_writer);
         for (AttrId id = 0; id < _ATTR_MAX; id++)
-                DIFF(DISK_FIELD_ATTR + id, attr_shown(&a->attrs[id]) != attr_shown(&b->attrs[id]));
+                DIFF(DISK_FIELD_ATTR + id, disk_attr_slot(id) >= 0 &&
+                                           attr_shown(&DISK_ATTR(a, id)) != attr_shown(&DISK_ATTR(b, id)));
 #undef DIFF
         return m;
 }

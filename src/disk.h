@@ -58,6 +58,20 @@ typedef struct AttrState {
         Value value;    /* parsed; for the scheduler, list[0] is the current one */
 } AttrState;
 
+/*
+ * A Disk keeps a reading of the scheduler and of each numeric queue file, in a slot of its own:
+ * the other keys of the attribute table are iocost's (read into iocost[]), the tunables
+ * (tunables[]) and options of iosched itself. A slot per AttrId would leave 19 of 28 unused,
+ * 600 bytes of each of the thousands of readings a daemon keeps.
+ */
+#define DISK_ATTR_SLOTS 9
+
+/* The slot of @id in Disk.attrs: the scheduler or an attribute with file ATTR_FILE_QUEUE other
+ * than ATTR_IOSCHED; -1 for any other. */
+int disk_attr_slot(AttrId id);
+#define DISK_ATTR(d, id) ((d)->attrs[disk_attr_slot_checked(id)])
+size_t disk_attr_slot_checked(AttrId id);      /* asserts that @id has a slot */
+
 typedef struct Tunable {
         char *name;
         AttrState state;
@@ -99,7 +113,7 @@ typedef struct Disk {
         char **schedulers_loadable;     /* not registered yet, but a module exists */
         bool has_scheduler_file;
 
-        AttrState attrs[_ATTR_MAX];     /* ATTR_SCHEDULER and ATTR_IOSCHED unused */
+        AttrState attrs[DISK_ATTR_SLOTS];       /* by disk_attr_slot(): use DISK_ATTR() */
         Tunable *tunables;      /* of the current scheduler */
         size_t n_tunables;
 

@@ -116,13 +116,13 @@ static int decide_scheduler(const Disk *d, const Setting *s, Action *a) {
 
         if (!d->has_scheduler_file)
                 return set_decision(a, ACTION_UNSUPPORTED, "bio-based queue: no I/O scheduler");
-        if (d->attrs[ATTR_SCHEDULER].err < 0 && d->attrs[ATTR_SCHEDULER].err != -EBADMSG)
+        if (DISK_ATTR(d, ATTR_SCHEDULER).err < 0 && DISK_ATTR(d, ATTR_SCHEDULER).err != -EBADMSG)
                 return set_decision(a, ACTION_UNSUPPORTED, "%s",
-                                    read_error_text(d->attrs[ATTR_SCHEDULER].err));
+                                    read_error_text(DISK_ATTR(d, ATTR_SCHEDULER).err));
         if (!d->scheduler)
                 return set_decision(a, ACTION_UNSUPPORTED,
                                     "the queue has no elevator support (scheduler reads \"%s\")",
-                                    strna(d->attrs[ATTR_SCHEDULER].raw));
+                                    strna(DISK_ATTR(d, ATTR_SCHEDULER).raw));
         a->current = strdup(d->scheduler);
         if (!a->current)
                 return -ENOMEM;
@@ -166,7 +166,7 @@ static int decide_scheduler(const Disk *d, const Setting *s, Action *a) {
 }
 
 static int decide_wbt(const Disk *d, const Setting *s, const char *final_scheduler, Action *a) {
-        const AttrState *st = &d->attrs[ATTR_WBT_LAT_USEC];
+        const AttrState *st = &DISK_ATTR(d, ATTR_WBT_LAT_USEC);
         int64_t want = s->value.num, def = wbt_default_usec(d);
 
         if (st->err == -EINVAL) {
@@ -439,7 +439,7 @@ int plan_decide(const Disk *d, const Resolved *res, const ResolvedSetting *rs, c
                         r = decide_iocost(d, res, s, &a);
                         break;
                 }
-                r = decide_number(d, s, &d->attrs[s->attr->id], &a);
+                r = decide_number(d, s, &DISK_ATTR(d, s->attr->id), &a);
                 break;
         }
 

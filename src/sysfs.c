@@ -632,14 +632,14 @@ int sysfs_reload_settings(Sysfs *s, Disk *d) {
                 attr_state_done(&sched);
                 return r;
         }
-        attr_state_done(&d->attrs[ATTR_SCHEDULER]);
-        d->attrs[ATTR_SCHEDULER] = sched;
+        attr_state_done(&DISK_ATTR(d, ATTR_SCHEDULER));
+        DISK_ATTR(d, ATTR_SCHEDULER) = sched;
 
         for (AttrId id = 0; id < _ATTR_MAX; id++) {
                 if (id == ATTR_SCHEDULER || id == ATTR_IOSCHED || !(d->load.attrs & ATTR_BIT(id)) ||
                     attr_get(id)->file != ATTR_FILE_QUEUE)
                         continue;
-                (void) sysfs_read_setting(s, d->name, attr_get(id), NULL, &d->attrs[id]);
+                (void) sysfs_read_setting(s, d->name, attr_get(id), NULL, &DISK_ATTR(d, id));
         }
 
         if (d->load.attrs & ATTR_IOCOST_BITS_MASK)

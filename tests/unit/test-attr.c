@@ -223,6 +223,7 @@ static void test_keys(void **state) {
         assert_false(tunable_belongs_to(NULL, "fifo_batch"));
         /* Every queue attribute but the tunables has a key, a path and a property; every
          * iocost attribute a key and the kernel's token, and no sysfs path. */
+        unsigned slot_used = 0;
         for (AttrId id = 0; id < _ATTR_MAX; id++) {
                 a = attr_get(id);
                 assert_int_equal(a->id, id);
@@ -232,13 +233,19 @@ static void test_keys(void **state) {
                 if (a->file == ATTR_FILE_QUEUE) {
                         assert_non_null(a->path);
                         assert_non_null(a->property);
+                        /* A Disk keeps its reading in a slot of its own (disk.h). */
+                        assert_in_range(disk_attr_slot(id), 0, DISK_ATTR_SLOTS - 1);
+                        assert_false(slot_used & (1u << disk_attr_slot(id)));
+                        slot_used |= 1u << disk_attr_slot(id);
                 } else {
+                        assert_int_equal(disk_attr_slot(id), -1);
                         assert_null(a->path);
                         assert_true(startswith(a->key, "iocost."));
                         if (a->file != ATTR_FILE_NONE)
                                 assert_ptr_equal(attr_from_token(a->file, a->token), a);
                 }
         }
+        assert_int_equal(slot_used, (1u << DISK_ATTR_SLOTS) - 1);
 }
 
 /* The list "ioschedctl --list-keys" prints: each key once, each one a key setting_key_parse
