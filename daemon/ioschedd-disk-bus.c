@@ -264,15 +264,25 @@ static int append_at_offset(sd_bus_message *reply, const sd_bus_vtable *v, const
         return sd_bus_message_append_basic(reply, 't', p);
 }
 
+/* A dict entry {KEY VALUE}: opened, its key appended, its value's container opened (a{sv} of an
+ * interface, a{sa{sv}} of an object, v of a property). */
+static int open_entry(sd_bus_message *reply, const char *contents, char key_type, const char *key,
+                      char value_type, const char *value_contents) {
+        int r;
+
+        r = sd_bus_message_open_container(reply, 'e', contents);
+        if (r >= 0)
+                r = sd_bus_message_append_basic(reply, key_type, key);
+        if (r >= 0)
+                r = sd_bus_message_open_container(reply, value_type, value_contents);
+        return r;
+}
+
 /* One {sa{sv}} with no properties: the standard interfaces sd-bus lists on every object. */
 static int append_empty_interface(sd_bus_message *reply, const char *interface) {
         int r;
 
-        r = sd_bus_message_open_container(reply, 'e', "sa{sv}");
-        if (r >= 0)
-                r = sd_bus_message_append_basic(reply, 's', interface);
-        if (r >= 0)
-                r = sd_bus_message_open_container(reply, 'a', "{sv}");
+        r = open_entry(reply, "sa{sv}", 's', interface, 'a', "{sv}");
         if (r >= 0)
                 r = sd_bus_message_close_container(reply);
         if (r >= 0)
@@ -296,28 +306,16 @@ static int append_object(sd_bus_message *reply, DiskObject *d, sd_bus_error *err
         r = disk_bus_path(d, &path);
         if (r < 0)
                 return r;
-        r = sd_bus_message_open_container(reply, 'e', "oa{sa{sv}}");
-        if (r >= 0)
-                r = sd_bus_message_append_basic(reply, 'o', path);
-        if (r >= 0)
-                r = sd_bus_message_open_container(reply, 'a', "{sa{sv}}");
+        r = open_entry(reply, "oa{sa{sv}}", 'o', path, 'a', "{sa{sv}}");
         for (size_t i = 0; r >= 0 && i < ELEMENTSOF(standard); i++)
                 r = append_empty_interface(reply, standard[i]);
         if (r >= 0)
-                r = sd_bus_message_open_container(reply, 'e', "sa{sv}");
-        if (r >= 0)
-                r = sd_bus_message_append_basic(reply, 's', DISK_BUS_INTERFACE);
-        if (r >= 0)
-                r = sd_bus_message_open_container(reply, 'a', "{sv}");
+                r = open_entry(reply, "sa{sv}", 's', DISK_BUS_INTERFACE, 'a', "{sv}");
         for (const sd_bus_vtable *v = disk_vtable + 1; r >= 0 && v->type != _SD_BUS_VTABLE_END; v++) {
                 const char *name = v->x.property.member;
 
                 assert(v->type == _SD_BUS_VTABLE_PROPERTY);
-                r = sd_bus_message_open_container(reply, 'e', "sv");
-                if (r >= 0)
-                        r = sd_bus_message_append_basic(reply, 's', name);
-                if (r >= 0)
-                        r = sd_bus_message_open_container(reply, 'v', v->x.property.signature);
+                r = open_entry(reply, "sv", 's', name, 'v', v->x.property.signature);
                 if (r >= 0)
                         r = v->x.property.get ?
                                 v->x.property.get(bus, path, DISK_BUS_INTERFACE, name, reply, d, error) :

@@ -632,6 +632,12 @@ int sysfs_reload_settings(Sysfs *s, Disk *d) {
                 attr_state_done(&sched);
                 return r;
         }
+        /* d->scheduler and d->schedulers are what is used of the line: its text stays only for
+         * a queue without a choice (the planner quotes it), not in each of thousands of
+         * readings a daemon keeps. */
+        value_done(&sched.value);
+        if (d->scheduler)
+                sched.raw = mfree(sched.raw);
         attr_state_done(&DISK_ATTR(d, ATTR_SCHEDULER));
         DISK_ATTR(d, ATTR_SCHEDULER) = sched;
 
