@@ -6,23 +6,31 @@
 #include "attr.h"
 #include "util.h"
 
+/* A queue/ attribute: its key is the file's name. */
+#define QUEUE_ATTR(id_, name, prop, kind_, min_, max_, what, ...)                               \
+        [id_] = { .id = id_, .key = name, .path = "queue/" name, .property = prop, .kind = kind_,    \
+                  .min = min_, .max = max_, .summary = what, __VA_ARGS__ }
+/* A key of one of the iocost lines: "iocost.TOKEN" of io.cost.qos, "iocost.model.TOKEN" of
+ * io.cost.model, TOKEN being the kernel's name in the line. */
+#define IOCOST_ATTR(id_, file_, prefix, tok, kind_, min_, max_, what, ...)                      \
+        [id_] = { .id = id_, .key = prefix tok, .kind = kind_, .min = min_, .max = max_,        \
+                  .file = file_, .token = tok, .summary = what, __VA_ARGS__ }
+#define QOS_ATTR(id_, tok, kind_, min_, max_, what, ...)                                        \
+        IOCOST_ATTR(id_, ATTR_FILE_IOCOST_QOS, "iocost.", tok, kind_, min_, max_, "io.cost.qos: " what, __VA_ARGS__)
+#define MODEL_ATTR(id_, tok, kind_, what)                                                       \
+        IOCOST_ATTR(id_, ATTR_FILE_IOCOST_MODEL, "iocost.model.", tok, kind_,                   \
+                    0, kind_ == ATTR_KIND_CTRL ? 1 : INT64_MAX, "io.cost.model: " what)
+
 static const AttrInfo attr_table[_ATTR_MAX] = {
-        [ATTR_SCHEDULER] = {
-                .id = ATTR_SCHEDULER, .key = "scheduler", .path = "queue/scheduler",
-                .property = "Scheduler", .kind = ATTR_KIND_SCHEDULER,
-                .summary = "I/O scheduler; an ordered list, the first one the kernel offers wins",
-        },
+        QUEUE_ATTR(ATTR_SCHEDULER, "scheduler", "Scheduler", ATTR_KIND_SCHEDULER, 0, 0,
+                   "I/O scheduler; an ordered list, the first one the kernel offers wins"),
         [ATTR_IOSCHED] = {
                 .id = ATTR_IOSCHED, .key = IOSCHED_KEY_PREFIX, .kind = ATTR_KIND_INT,
                 .min = 0, .max = INT64_MAX, .follows_scheduler = true,
                 .summary = "a tunable of the chosen scheduler (queue/iosched/<name>)",
         },
-        [ATTR_NR_REQUESTS] = {
-                .id = ATTR_NR_REQUESTS, .key = "nr_requests", .path = "queue/nr_requests",
-                .property = "NrRequests", .kind = ATTR_KIND_INT, .min = 1, .max = 1 << 20,
-                .follows_scheduler = true,
-                .summary = "request queue depth; a scheduler switch resets it",
-        },
+        QUEUE_ATTR(ATTR_NR_REQUESTS, "nr_requests", "NrRequests", ATTR_KIND_INT, 1, 1 << 20,
+                   "request queue depth; a scheduler switch resets it", .follows_scheduler = true),
         [ATTR_IOCOST_SOLUTION] = {
                 .id = ATTR_IOCOST_SOLUTION, .key = "iocost.solution", .kind = ATTR_KIND_NAME,
                 .file = ATTR_FILE_NONE,
@@ -33,117 +41,42 @@ static const AttrInfo attr_table[_ATTR_MAX] = {
                 .kind = ATTR_KIND_BOOL, .min = 0, .max = 1, .file = ATTR_FILE_NONE,
                 .summary = "set iocost up on Linux 6.16.0-6.16.3 too (rq-qos static key taken under the queue freeze)",
         },
-        [ATTR_IOCOST_MODEL_CTRL] = {
-                .id = ATTR_IOCOST_MODEL_CTRL, .key = "iocost.model.ctrl", .kind = ATTR_KIND_CTRL,
-                .min = 0, .max = 1, .file = ATTR_FILE_IOCOST_MODEL, .token = "ctrl",
-                .summary = "io.cost.model: \"auto\" (the kernel's model for the device) or \"user\"",
-        },
-        [ATTR_IOCOST_MODEL_RBPS] = {
-                .id = ATTR_IOCOST_MODEL_RBPS, .key = "iocost.model.rbps", .kind = ATTR_KIND_INT,
-                .min = 0, .max = INT64_MAX, .file = ATTR_FILE_IOCOST_MODEL, .token = "rbps",
-                .summary = "io.cost.model: sequential read bytes per second",
-        },
-        [ATTR_IOCOST_MODEL_RSEQIOPS] = {
-                .id = ATTR_IOCOST_MODEL_RSEQIOPS, .key = "iocost.model.rseqiops", .kind = ATTR_KIND_INT,
-                .min = 0, .max = INT64_MAX, .file = ATTR_FILE_IOCOST_MODEL, .token = "rseqiops",
-                .summary = "io.cost.model: sequential read IOs per second",
-        },
-        [ATTR_IOCOST_MODEL_RRANDIOPS] = {
-                .id = ATTR_IOCOST_MODEL_RRANDIOPS, .key = "iocost.model.rrandiops", .kind = ATTR_KIND_INT,
-                .min = 0, .max = INT64_MAX, .file = ATTR_FILE_IOCOST_MODEL, .token = "rrandiops",
-                .summary = "io.cost.model: random read IOs per second",
-        },
-        [ATTR_IOCOST_MODEL_WBPS] = {
-                .id = ATTR_IOCOST_MODEL_WBPS, .key = "iocost.model.wbps", .kind = ATTR_KIND_INT,
-                .min = 0, .max = INT64_MAX, .file = ATTR_FILE_IOCOST_MODEL, .token = "wbps",
-                .summary = "io.cost.model: sequential write bytes per second",
-        },
-        [ATTR_IOCOST_MODEL_WSEQIOPS] = {
-                .id = ATTR_IOCOST_MODEL_WSEQIOPS, .key = "iocost.model.wseqiops", .kind = ATTR_KIND_INT,
-                .min = 0, .max = INT64_MAX, .file = ATTR_FILE_IOCOST_MODEL, .token = "wseqiops",
-                .summary = "io.cost.model: sequential write IOs per second",
-        },
-        [ATTR_IOCOST_MODEL_WRANDIOPS] = {
-                .id = ATTR_IOCOST_MODEL_WRANDIOPS, .key = "iocost.model.wrandiops", .kind = ATTR_KIND_INT,
-                .min = 0, .max = INT64_MAX, .file = ATTR_FILE_IOCOST_MODEL, .token = "wrandiops",
-                .summary = "io.cost.model: random write IOs per second",
-        },
-        [ATTR_IOCOST_ENABLE] = {
-                .id = ATTR_IOCOST_ENABLE, .key = "iocost.enable", .kind = ATTR_KIND_BOOL,
-                .min = 0, .max = 1, .file = ATTR_FILE_IOCOST_QOS, .token = "enable",
-                .summary = "io.cost.qos: iocost on for the disk (also turns the default wbt off)",
-        },
-        [ATTR_IOCOST_CTRL] = {
-                .id = ATTR_IOCOST_CTRL, .key = "iocost.ctrl", .kind = ATTR_KIND_CTRL,
-                .min = 0, .max = 1, .file = ATTR_FILE_IOCOST_QOS, .token = "ctrl",
-                .summary = "io.cost.qos: \"auto\" (the kernel picks the numbers) or \"user\"",
-        },
-        [ATTR_IOCOST_RPCT] = {
-                .id = ATTR_IOCOST_RPCT, .key = "iocost.rpct", .kind = ATTR_KIND_PERCENT,
-                .min = 0, .max = 10000, .file = ATTR_FILE_IOCOST_QOS, .token = "rpct",
-                .summary = "io.cost.qos: read latency percentile (0-100, two decimals)",
-        },
-        [ATTR_IOCOST_RLAT] = {
-                .id = ATTR_IOCOST_RLAT, .key = "iocost.rlat", .kind = ATTR_KIND_INT,
-                .min = 0, .max = UINT32_MAX, .file = ATTR_FILE_IOCOST_QOS, .token = "rlat",
-                .summary = "io.cost.qos: read latency target in microseconds",
-        },
-        [ATTR_IOCOST_WPCT] = {
-                .id = ATTR_IOCOST_WPCT, .key = "iocost.wpct", .kind = ATTR_KIND_PERCENT,
-                .min = 0, .max = 10000, .file = ATTR_FILE_IOCOST_QOS, .token = "wpct",
-                .summary = "io.cost.qos: write latency percentile (0-100, two decimals)",
-        },
-        [ATTR_IOCOST_WLAT] = {
-                .id = ATTR_IOCOST_WLAT, .key = "iocost.wlat", .kind = ATTR_KIND_INT,
-                .min = 0, .max = UINT32_MAX, .file = ATTR_FILE_IOCOST_QOS, .token = "wlat",
-                .summary = "io.cost.qos: write latency target in microseconds",
-        },
-        [ATTR_IOCOST_MIN] = {
-                .id = ATTR_IOCOST_MIN, .key = "iocost.min", .kind = ATTR_KIND_PERCENT,
-                .min = 100, .max = 1000000, .clamp = true, .file = ATTR_FILE_IOCOST_QOS, .token = "min",
-                .summary = "io.cost.qos: lowest vrate in percent (the kernel clamps to 1-10000)",
-        },
-        [ATTR_IOCOST_MAX] = {
-                .id = ATTR_IOCOST_MAX, .key = "iocost.max", .kind = ATTR_KIND_PERCENT,
-                .min = 100, .max = 1000000, .clamp = true, .file = ATTR_FILE_IOCOST_QOS, .token = "max",
-                .summary = "io.cost.qos: highest vrate in percent (the kernel clamps to 1-10000)",
-        },
-        [ATTR_WBT_LAT_USEC] = {
-                .id = ATTR_WBT_LAT_USEC, .key = "wbt_lat_usec", .path = "queue/wbt_lat_usec",
-                .property = "WbtLatUsec", .kind = ATTR_KIND_WBT, .min = 1, .max = 60 * 1000 * 1000,
-                .follows_scheduler = true,
-                .summary = "writeback throttling target latency in microseconds, \"default\" or \"off\"",
-        },
-        [ATTR_MAX_SECTORS_KB] = {
-                .id = ATTR_MAX_SECTORS_KB, .key = "max_sectors_kb", .path = "queue/max_sectors_kb",
-                .property = "MaxSectorsKB", .kind = ATTR_KIND_INT, .min = 4, .max = 4 << 20,
-                .summary = "largest request in KiB; never above max_hw_sectors_kb",
-        },
-        [ATTR_RQ_AFFINITY] = {
-                .id = ATTR_RQ_AFFINITY, .key = "rq_affinity", .path = "queue/rq_affinity",
-                .property = "RqAffinity", .kind = ATTR_KIND_INT, .min = 0, .max = 2,
-                .summary = "complete requests on the submitting CPU's group (1) or CPU (2)",
-        },
-        [ATTR_NOMERGES] = {
-                .id = ATTR_NOMERGES, .key = "nomerges", .path = "queue/nomerges",
-                .property = "NoMerges", .kind = ATTR_KIND_INT, .min = 0, .max = 2,
-                .summary = "0 merge, 1 only simple merges, 2 no merges",
-        },
-        [ATTR_ADD_RANDOM] = {
-                .id = ATTR_ADD_RANDOM, .key = "add_random", .path = "queue/add_random",
-                .property = "AddRandom", .kind = ATTR_KIND_BOOL, .min = 0, .max = 1,
-                .summary = "feed I/O timings to the entropy pool",
-        },
-        [ATTR_IOSTATS] = {
-                .id = ATTR_IOSTATS, .key = "iostats", .path = "queue/iostats",
-                .property = "IOStats", .kind = ATTR_KIND_BOOL, .min = 0, .max = 1,
-                .summary = "account I/O statistics",
-        },
-        [ATTR_READ_AHEAD_KB] = {
-                .id = ATTR_READ_AHEAD_KB, .key = "read_ahead_kb", .path = "queue/read_ahead_kb",
-                .property = "ReadAheadKB", .kind = ATTR_KIND_INT, .min = 0, .max = 4 << 20,
-                .summary = "read-ahead in KiB",
-        },
+        MODEL_ATTR(ATTR_IOCOST_MODEL_CTRL, "ctrl", ATTR_KIND_CTRL,
+                   "\"auto\" (the kernel's model for the device) or \"user\""),
+        MODEL_ATTR(ATTR_IOCOST_MODEL_RBPS, "rbps", ATTR_KIND_INT, "sequential read bytes per second"),
+        MODEL_ATTR(ATTR_IOCOST_MODEL_RSEQIOPS, "rseqiops", ATTR_KIND_INT, "sequential read IOs per second"),
+        MODEL_ATTR(ATTR_IOCOST_MODEL_RRANDIOPS, "rrandiops", ATTR_KIND_INT, "random read IOs per second"),
+        MODEL_ATTR(ATTR_IOCOST_MODEL_WBPS, "wbps", ATTR_KIND_INT, "sequential write bytes per second"),
+        MODEL_ATTR(ATTR_IOCOST_MODEL_WSEQIOPS, "wseqiops", ATTR_KIND_INT, "sequential write IOs per second"),
+        MODEL_ATTR(ATTR_IOCOST_MODEL_WRANDIOPS, "wrandiops", ATTR_KIND_INT, "random write IOs per second"),
+        QOS_ATTR(ATTR_IOCOST_ENABLE, "enable", ATTR_KIND_BOOL, 0, 1,
+                 "iocost on for the disk (also turns the default wbt off)"),
+        QOS_ATTR(ATTR_IOCOST_CTRL, "ctrl", ATTR_KIND_CTRL, 0, 1,
+                 "\"auto\" (the kernel picks the numbers) or \"user\""),
+        QOS_ATTR(ATTR_IOCOST_RPCT, "rpct", ATTR_KIND_PERCENT, 0, 10000,
+                 "read latency percentile (0-100, two decimals)"),
+        QOS_ATTR(ATTR_IOCOST_RLAT, "rlat", ATTR_KIND_INT, 0, UINT32_MAX, "read latency target in microseconds"),
+        QOS_ATTR(ATTR_IOCOST_WPCT, "wpct", ATTR_KIND_PERCENT, 0, 10000,
+                 "write latency percentile (0-100, two decimals)"),
+        QOS_ATTR(ATTR_IOCOST_WLAT, "wlat", ATTR_KIND_INT, 0, UINT32_MAX, "write latency target in microseconds"),
+        QOS_ATTR(ATTR_IOCOST_MIN, "min", ATTR_KIND_PERCENT, 100, 1000000,
+                 "lowest vrate in percent (the kernel clamps to 1-10000)", .clamp = true),
+        QOS_ATTR(ATTR_IOCOST_MAX, "max", ATTR_KIND_PERCENT, 100, 1000000,
+                 "highest vrate in percent (the kernel clamps to 1-10000)", .clamp = true),
+        QUEUE_ATTR(ATTR_WBT_LAT_USEC, "wbt_lat_usec", "WbtLatUsec", ATTR_KIND_WBT, 1, 60 * 1000 * 1000,
+                   "writeback throttling target latency in microseconds, \"default\" or \"off\"",
+                   .follows_scheduler = true),
+        QUEUE_ATTR(ATTR_MAX_SECTORS_KB, "max_sectors_kb", "MaxSectorsKB", ATTR_KIND_INT, 4, 4 << 20,
+                   "largest request in KiB; never above max_hw_sectors_kb"),
+        QUEUE_ATTR(ATTR_RQ_AFFINITY, "rq_affinity", "RqAffinity", ATTR_KIND_INT, 0, 2,
+                   "complete requests on the submitting CPU's group (1) or CPU (2)"),
+        QUEUE_ATTR(ATTR_NOMERGES, "nomerges", "NoMerges", ATTR_KIND_INT, 0, 2,
+                   "0 merge, 1 only simple merges, 2 no merges"),
+        QUEUE_ATTR(ATTR_ADD_RANDOM, "add_random", "AddRandom", ATTR_KIND_BOOL, 0, 1,
+                   "feed I/O timings to the entropy pool"),
+        QUEUE_ATTR(ATTR_IOSTATS, "iostats", "IOStats", ATTR_KIND_BOOL, 0, 1, "account I/O statistics"),
+        QUEUE_ATTR(ATTR_READ_AHEAD_KB, "read_ahead_kb", "ReadAheadKB", ATTR_KIND_INT, 0, 4 << 20,
+                   "read-ahead in KiB"),
 };
 
 /* Tunables of the schedulers in mainline, by scheduler. A tunable is written only when the
