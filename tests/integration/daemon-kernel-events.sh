@@ -4,6 +4,10 @@
 # is at its policy while udev still runs its rules for it (a test rule holds each of the disk's
 # events in udev for 6 s), and udev's events, when they come, cause no write. With
 # --no-kernel-events, and with a policy that matches on the model, the daemon waits for udev.
+# Another rule that writes the scheduler in udev's event, after the daemon's kernel-event job:
+# udev's event makes the daemon put its value back (that job reads only what the policy needs),
+# and what no rule of ours sets (read_ahead_kb, written by that rule too) reaches the bus once
+# the events are over.
 . "$(dirname "$0")/../lib/common.sh"
 . "$(dirname "$0")/../lib/daemon.sh"
 require_root
@@ -53,4 +57,33 @@ case_run no-kernel "" --no-kernel-events
 [ "$when" = late ] || fail "--no-kernel-events: the disk was at its policy before udev's event"
 case_run by-model "match.model = !no-such-model"
 [ "$when" = late ] || fail "a policy on the model was applied before udev's event"
+
+# The other rule holds its writes 2 s (PROGRAM runs while the rule is read, before its ATTRs):
+# the daemon's kernel-event job is long done when they land.
+n=$(loop_pick_free)
+d=loop$n
+printf 'SUBSYSTEM=="block", KERNEL=="%s", PROGRAM=="%s 2", ATTR{queue/scheduler}="none", ATTR{queue/read_ahead_kb}="1024"\n' \
+        "$d" "$(command -v sleep)" >"$rules"
+udevadm control --reload
+cat >"$TEST_TMP/other.conf" <<CONF
+[rule kernel-test]
+match.name = $d
+scheduler = mq-deadline
+nr_requests = 48
+CONF
+ioschedd_start --config "$TEST_TMP/other.conf"
+loop_add_attach "$n"
+udevadm settle --timeout=60 || fail "udevadm settle timed out"
+wait_until 5 at_policy "$d" || fail "other-rule: $d left at $(current_scheduler "$d") after the other rule's write"
+# Two writes: the kernel-event job's, then the one putting it back after the other rule's.
+[ "$(grep -c "$d: scheduler none -> mq-deadline" "$IOSCHEDD_LOG")" -ge 2 ] ||
+        fail "other-rule: the scheduler was not put back: $(grep "$d: " "$IOSCHEDD_LOG" | grep -- '->')"
+[ "$(qattr "$d" read_ahead_kb)" = 1024 ] || fail "other-rule: the test rule did not write read_ahead_kb"
+# Read in full once the events are over (at the latest IOSCHEDD_REFRESH_MAX_USEC, 10 s, when
+# other disks keep the daemon busy).
+wait_until 15 eval '[ "$(disk_prop "$d" ReadAheadKB)" = "x 1024" ]' ||
+        fail "other-rule: the bus shows ReadAheadKB $(disk_prop "$d" ReadAheadKB) after the events, not 1024"
+log "other-rule: scheduler put back, ReadAheadKB $(disk_prop "$d" ReadAheadKB) on the bus"
+ioschedd_stop
+loop_remove "$d"
 log "ok"
