@@ -458,9 +458,9 @@ static void disk_object_take_results(Manager *m, DiskObject *d, Job *j, const Re
 
         /* What a partial job did not read is the last reading's (unless this is another
          * device of the same name: then it stays unknown); either way the disk is read in
-         * full once the events are over. */
-        if (j->partial && streq_ptr(d->disk->devnum, j->disk_read->devnum) &&
-            d->disk->diskseq == j->disk_read->diskseq)
+         * full once the events are over. A new diskseq alone is new media in the same
+         * queue (a loop device's LOOP_CONFIGURE): the queue's attributes stay its own. */
+        if (j->partial && streq_ptr(d->disk->devnum, j->disk_read->devnum))
                 taken = disk_keep_unloaded(j->disk_read, d->disk);
         d->dirty |= disk_diff(d->disk, j->disk_read) & ~taken;
         d->partial = j->partial;
