@@ -295,8 +295,10 @@ static int disk_object_start_next(DiskObject *d) {
         j->config = config_ref(m->config);
         /* After a uevent, a disk read before needs only what its policy looks at and sets;
          * in a storm each disk has three or four such events, and the rest of a full read
-         * (thirty-odd sysfs lookups) is what competes with the kernel creating the disks. */
-        j->partial = kind == JOB_APPLY && !d->want_full && d->disk;
+         * (thirty-odd sysfs lookups) is what competes with the kernel creating the disks.
+         * While a storm lasts (many jobs queued), so does a disk's first job. */
+        j->partial = kind == JOB_APPLY && !d->want_full &&
+                     (d->disk || m->n_running >= IOSCHEDD_STORM_JOBS);
         d->want_full = false;
         j->waiting = TAKE_PTR(d->want_waiting[kind]);
         j->n_waiting = d->n_want_waiting[kind];
@@ -460,7 +462,7 @@ static void disk_object_take_results(Manager *m, DiskObject *d, Job *j, const Re
          * device of the same name: then it stays unknown); either way the disk is read in
          * full once the events are over. A new diskseq alone is new media in the same
          * queue (a loop device's LOOP_CONFIGURE): the queue's attributes stay its own. */
-        if (j->partial && streq_ptr(d->disk->devnum, j->disk_read->devnum))
+        if (j->partial && d->disk && streq_ptr(d->disk->devnum, j->disk_read->devnum))
                 taken = disk_keep_unloaded(j->disk_read, d->disk);
         d->dirty |= disk_diff(d->disk, j->disk_read) & ~taken;
         d->partial = j->partial;
