@@ -7,7 +7,8 @@
 # Another rule that writes the scheduler in udev's event, after the daemon's kernel-event job:
 # udev's event makes the daemon put its value back (that job reads only what the policy needs),
 # and what no rule of ours sets (read_ahead_kb, written by that rule too) reaches the bus once
-# the events are over.
+# the events are over. Last, a storm of new disks (whose jobs read only what the policy needs
+# while it lasts): afterwards the bus shows each disk's size and read_ahead_kb as sysfs has them.
 . "$(dirname "$0")/../lib/common.sh"
 . "$(dirname "$0")/../lib/daemon.sh"
 require_root
@@ -86,4 +87,38 @@ wait_until 15 eval '[ "$(disk_prop "$d" ReadAheadKB)" = "x 1024" ]' ||
 log "other-rule: scheduler put back, ReadAheadKB $(disk_prop "$d" ReadAheadKB) on the bus"
 ioschedd_stop
 loop_remove "$d"
+
+N=48
+first=$(loop_pick_free $N)
+names=()
+for ((i = first; i < first + N; i++)); do names+=("loop$i"); done
+# A rule per 8 names (a line holds at most 198 characters).
+: >"$TEST_TMP/storm.conf"
+for ((i = 0; i < N; i += 8)); do
+        printf '[rule storm%d]\nmatch.name = %s\nscheduler = mq-deadline\n\n' "$i" \
+                "$(IFS='|'; echo "${names[*]:$i:8}")" >>"$TEST_TMP/storm.conf"
+done
+rm -f "$rules"
+udevadm control --reload
+ioschedd_start --config "$TEST_TMP/storm.conf"
+record="$TEST_TMP/storm.record"
+LOOPCTL_FIRST=$first "$LOOPCTL" storm "$record" "$TEST_TMP" $N 4 --events 2 \
+        --attr scheduler=mq-deadline --timeout 120 >/dev/null || fail "storm: loopctl failed"
+cat "$record" >>"$_LOOPS"
+[ "$(wc -l <"$record")" = $N ] || fail "storm: created $(wc -l <"$record") of $N disks"
+# Sets $d to the first disk that differs (wait_until runs it in this shell).
+bus_matches_sysfs() {
+        for d in "${names[@]}"; do
+                [ "$(disk_prop "$d" SizeBytes)" = "t $(($(cat "/sys/block/$d/size") * 512))" ] || return 1
+                [ "$(disk_prop "$d" ReadAheadKB)" = "x $(qattr "$d" read_ahead_kb)" ] || return 1
+                [ "$(disk_prop "$d" NrRequests)" = "x $(qattr "$d" nr_requests)" ] || return 1
+        done
+}
+udevadm settle --timeout=60 || fail "udevadm settle timed out"
+wait_until 15 bus_matches_sysfs || fail "storm: the bus does not show what sysfs has: $d SizeBytes" \
+        "$(disk_prop "$d" SizeBytes), ReadAheadKB $(disk_prop "$d" ReadAheadKB), NrRequests $(disk_prop "$d" NrRequests)"
+log "storm: $N disks at policy, their size, read_ahead_kb and nr_requests on the bus"
+ioschedd_stop
+# shellcheck disable=SC2046
+loop_remove $(cat "$record")
 log "ok"
