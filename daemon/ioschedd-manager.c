@@ -47,6 +47,7 @@ int manager_load_config(Manager *m, Config **ret) {
         r = conf_load(m->config_root, m->config_file, &c->policy, &c->errors);
         if (r < 0)
                 return r;
+        policy_disk_load(c->policy, &c->load);
         *ret = TAKE_PTR(c);
         return 0;
 }
@@ -220,7 +221,14 @@ static void job_run(WorkItem *item, void *thread_data) {
         int r;
 
         j->usec_start = now_usec();
-        r = sysfs_load_disk(s, j->name, j->udev_props, NULL, &j->disk_read);
+        if (j->partial) {
+                DiskLoad l = j->config->load;
+
+                /* udev's properties are here: the identity costs no lookup but "device". */
+                l.identity = l.identity || j->udev_props;
+                r = sysfs_load_disk(s, j->name, j->udev_props, &l, &j->disk_read);
+        } else
+                r = sysfs_load_disk(s, j->name, j->udev_props, NULL, &j->disk_read);
         if (r < 0)
                 goto finish;
         if (j->disk_read->partition) {
@@ -285,11 +293,19 @@ static int disk_object_start_next(DiskObject *d) {
         }
         j->udev_props = TAKE_PTR(d->want_props);
         j->config = config_ref(m->config);
+        /* After a uevent, a disk read before needs only what its policy looks at and sets;
+         * in a storm each disk has three or four such events, and the rest of a full read
+         * (thirty-odd sysfs lookups) is what competes with the kernel creating the disks.
+         * While a storm lasts (many jobs queued), so does a disk's first job. */
+        j->partial = kind == JOB_APPLY && !d->want_full &&
+                     (d->disk || m->n_running >= IOSCHEDD_STORM_JOBS);
+        d->want_full = false;
         j->waiting = TAKE_PTR(d->want_waiting[kind]);
         j->n_waiting = d->n_want_waiting[kind];
         d->n_want_waiting[kind] = 0;
         d->want[kind] = false;
         d->running = j;
+        m->n_running++;
 
         r = worker_pool_submit(m->pool, &j->item);
         if (r < 0) {
@@ -300,7 +316,8 @@ static int disk_object_start_next(DiskObject *d) {
         return 0;
 }
 
-int disk_object_queue(DiskObject *d, JobKind kind, char * const *props, Completion *c) {
+/* Work for a disk, as a uevent asks for it: what the policy needs is read (disk_object_start_next()). */
+static int disk_object_want(DiskObject *d, JobKind kind, char * const *props, Completion *c) {
         assert(d && kind >= 0 && kind < _JOB_KIND_MAX);
         if (d->gone)
                 return -ENODEV;
@@ -322,6 +339,13 @@ int disk_object_queue(DiskObject *d, JobKind kind, char * const *props, Completi
         }
         d->want[kind] = true;
         return disk_object_start_next(d);
+}
+
+int disk_object_queue(DiskObject *d, JobKind kind, char * const *props, Completion *c) {
+        assert(d);
+        if (!d->gone)
+                d->want_full = true;
+        return disk_object_want(d, kind, props, c);
 }
 
 int manager_queue_all(Manager *m, Completion *c) {
@@ -379,12 +403,71 @@ static void disk_object_set_error(DiskObject *d, char *error) {
         d->last_error = error;
 }
 
+static int on_refresh(sd_event_source *s, uint64_t usec, void *userdata);
+
+static void manager_arm_refresh(Manager *m) {
+        int r;
+
+        if (m->refresh_since == 0)
+                m->refresh_since = now_usec();
+        if (!m->refresh_source) {
+                r = sd_event_add_time_relative(m->event, &m->refresh_source, CLOCK_MONOTONIC,
+                                               IOSCHEDD_REFRESH_USEC, 0, on_refresh, m);
+                if (r >= 0)
+                        (void) sd_event_source_set_description(m->refresh_source, "refresh");
+        } else
+                r = sd_event_source_set_time_relative(m->refresh_source, IOSCHEDD_REFRESH_USEC);
+        if (r >= 0)
+                r = sd_event_source_set_enabled(m->refresh_source, SD_EVENT_ONESHOT);
+        if (r < 0)
+                log_warning_errno(r, "Cannot arm the refresh timer, disks read in part stay so "
+                                  "until the next full read: %m");
+}
+
+/* Disks read in part during a storm are read in full when it is over: once no job has run
+ * for IOSCHEDD_REFRESH_USEC, or IOSCHEDD_REFRESH_MAX_USEC after the first such disk if the
+ * events never stop (a plan, which writes nothing: what the policy sets was read and applied
+ * already). Until then the bus shows the last full reading of what no rule sets. */
+static int on_refresh(sd_event_source *s, uint64_t usec, void *userdata) {
+        Manager *m = userdata;
+        size_t n = 0;
+
+        if (m->n_running > 0 && now_usec() - m->refresh_since < IOSCHEDD_REFRESH_MAX_USEC) {
+                manager_arm_refresh(m);
+                return 0;
+        }
+        m->refresh_since = 0;
+        for (size_t i = 0; i < m->n_disks; i++) {
+                DiskObject *d = m->disks[i];
+
+                if (!d->partial)
+                        continue;
+                d->partial = false;
+                if (disk_object_queue(d, JOB_PLAN, NULL, NULL) == -ENOMEM) {
+                        log_oom();
+                        break;
+                }
+                n++;
+        }
+        log_debug("Reading %zu disk(s) read in part during events in full.", n);
+        return 0;
+}
+
 /* Swap in what a job read; mark what a client would see change. */
 static void disk_object_take_results(Manager *m, DiskObject *d, Job *j, const ReportSummary *sum) {
         bool first = !d->disk;
-        uint64_t usec;
+        uint64_t usec, taken = 0;
 
-        d->dirty |= disk_diff(d->disk, j->disk_read);
+        /* What a partial job did not read is the last reading's (unless this is another
+         * device of the same name: then it stays unknown); either way the disk is read in
+         * full once the events are over. A new diskseq alone is new media in the same
+         * queue (a loop device's LOOP_CONFIGURE): the queue's attributes stay its own. */
+        if (j->partial && d->disk && streq_ptr(d->disk->devnum, j->disk_read->devnum))
+                taken = disk_keep_unloaded(j->disk_read, d->disk);
+        d->dirty |= disk_diff(d->disk, j->disk_read) & ~taken;
+        d->partial = j->partial;
+        if (d->partial)
+                manager_arm_refresh(m);
         disk_free(d->disk);
         d->disk = TAKE_PTR(j->disk_read);
         if (!resolved_equal(d->resolved, j->resolved))
@@ -436,8 +519,9 @@ static void job_finished(Manager *m, Job *j) {
         JobResult result;
         bool gone;
 
-        assert(m && d->running == j);
+        assert(m && d->running == j && m->n_running > 0);
         d->running = NULL;
+        m->n_running--;
         report_summarize(j->report, &sum);
         gone = j->error < 0 ? ERRNO_IS_GONE(j->error) : sum.gone;
         log_debug("%s: %s done in %llu ms (%u written, %u already right)%s", d->name,
@@ -571,7 +655,7 @@ static void manager_handle_kernel_device(Manager *m, struct udev_device *dev) {
                 log_oom();
                 return;
         }
-        if (disk_object_queue(d, JOB_APPLY, NULL, NULL) == -ENOMEM)
+        if (disk_object_want(d, JOB_APPLY, NULL, NULL) == -ENOMEM)
                 log_oom();
 }
 
@@ -616,7 +700,7 @@ static void manager_handle_device(Manager *m, struct udev_device *dev) {
                 log_oom();
                 return;
         }
-        if (disk_object_queue(d, JOB_APPLY, props, NULL) == -ENOMEM)
+        if (disk_object_want(d, JOB_APPLY, props, NULL) == -ENOMEM)
                 log_oom();
 }
 
@@ -754,6 +838,7 @@ Manager *manager_free(Manager *m) {
         sd_event_source_unref(m->kernel_monitor_source);
         sd_event_source_unref(m->worker_source);
         sd_event_source_unref(m->verify_source);
+        sd_event_source_unref(m->refresh_source);
         sd_event_source_unref(m->status_source);
         if (m->pool) {
                 worker_pool_free(m->pool, &unrun);

@@ -16,6 +16,12 @@
 /* A worker idle this long ends: at rest the daemon keeps no 32 stacks (~20 KiB each). */
 #define IOSCHEDD_WORKER_IDLE_USEC (10 * 1000000ULL)
 #define IOSCHEDD_MONITOR_BUFFER (128 * 1024 * 1024)
+/* A disk read only in part (a uevent's job) is read in full once no job has run for this long. */
+#define IOSCHEDD_REFRESH_USEC (1 * 1000000ULL)
+#define IOSCHEDD_REFRESH_MAX_USEC (10 * 1000000ULL)
+/* With this many jobs queued or running, uevents come as a storm: even a new disk's first job
+ * reads only what the policy needs (its other fields are published by the refresh). */
+#define IOSCHEDD_STORM_JOBS 16
 
 typedef struct Manager Manager;
 typedef struct DiskObject DiskObject;
@@ -28,6 +34,7 @@ typedef struct Config {
         unsigned n_ref;
         Policy *policy;
         char **errors;          /* of the files that were left out */
+        DiskLoad load;          /* what of a disk the policy looks at (policy_disk_load()) */
 } Config;
 
 Config *config_ref(Config *c);
@@ -81,6 +88,7 @@ struct Job {
         char *name;
         char **udev_props;      /* "KEY=value" from the uevent; NULL: read udev's database */
         Config *config;
+        bool partial;           /* read only config->load; the rest comes from the last reading */
         Completion **waiting;   /* told when the job is done */
         size_t n_waiting;
 
@@ -123,6 +131,8 @@ struct DiskObject {
         Job *running;
         /* Coalesced work for when the running job is done. */
         bool want[_JOB_KIND_MAX];
+        bool want_full;         /* queued by something else than a uevent: read everything */
+        bool partial;           /* the last job read only what the policy needs: refresh later */
         char **want_props;
         Completion **want_waiting[_JOB_KIND_MAX];
         size_t n_want_waiting[_JOB_KIND_MAX];
@@ -135,6 +145,9 @@ struct Manager {
         struct udev_monitor *monitor;
         struct udev_monitor *kernel_monitor;    /* the kernel's uevents, before udev's rules */
         sd_event_source *monitor_source, *kernel_monitor_source, *worker_source, *verify_source;
+        sd_event_source *refresh_source;        /* reads disks read in part, once all is quiet */
+        uint64_t refresh_since;                 /* CLOCK_MONOTONIC usec: the oldest such disk */
+        size_t n_running;                       /* jobs on the workers */
         WorkerPool *pool;
 
         const char *sysfs_root;         /* "/" */

@@ -302,6 +302,67 @@ const char *disk_iocost_shown(const Disk *d, AttrFile f) {
         return d->iocost[f].err == 0 ? strempty(d->iocost[f].raw) : "";
 }
 
+#define TAKE_FROM(dst, src) do { typeof(dst) _t = (dst); (dst) = (src); (src) = _t; } while (0)
+
+uint64_t disk_keep_unloaded(Disk *d, Disk *old) {
+        DiskLoad *l = &d->load;
+        uint64_t taken = 0;
+
+        assert(d && old);
+        if (!l->identity && old->load.identity) {
+                TAKE_FROM(d->model, old->model);
+                TAKE_FROM(d->vendor, old->vendor);
+                TAKE_FROM(d->serial, old->serial);
+                TAKE_FROM(d->wwn, old->wwn);
+                TAKE_FROM(d->model_sysfs, old->model_sysfs);
+                TAKE_FROM(d->vendor_sysfs, old->vendor_sysfs);
+                d->transport = old->transport;  /* ID_BUS is udev's */
+                l->identity = true;
+                taken |= DISK_FIELD_BIT(DISK_FIELD_MODEL) | DISK_FIELD_BIT(DISK_FIELD_VENDOR) |
+                         DISK_FIELD_BIT(DISK_FIELD_SERIAL) | DISK_FIELD_BIT(DISK_FIELD_WWN) |
+                         DISK_FIELD_BIT(DISK_FIELD_TRANSPORT);
+        }
+        if (!l->queues && old->load.queues) {
+                d->nr_hw_queues = old->nr_hw_queues;
+                l->queues = true;
+                taken |= DISK_FIELD_BIT(DISK_FIELD_QUEUES);
+        }
+        if (!l->details && !(l->attrs & ATTR_BIT(ATTR_MAX_SECTORS_KB)) && old->load.details) {
+                d->size_bytes = old->size_bytes;
+                d->max_hw_sectors_kb = old->max_hw_sectors_kb;
+                l->details = true;
+                taken |= DISK_FIELD_BIT(DISK_FIELD_SIZE);
+        }
+        if (!(l->attrs & ATTR_IOCOST_BITS_MASK) && (old->load.attrs & ATTR_IOCOST_BITS_MASK)) {
+                for (AttrFile f = 0; f < _ATTR_FILE_MAX; f++)
+                        TAKE_FROM(d->iocost[f], old->iocost[f]);
+                TAKE_FROM(d->hwdb, old->hwdb);
+                d->rqos_static_key = old->rqos_static_key;
+                d->iocost_other_writer = old->iocost_other_writer;
+                l->attrs |= old->load.attrs & ATTR_IOCOST_BITS_MASK;
+                taken |= DISK_FIELD_BIT(DISK_FIELD_IOCOST_QOS) | DISK_FIELD_BIT(DISK_FIELD_IOCOST_MODEL) |
+                         DISK_FIELD_BIT(DISK_FIELD_IOCOST_OTHER_WRITER);
+        }
+        for (AttrId id = 0; id < _ATTR_MAX; id++) {
+                if (id == ATTR_SCHEDULER || id == ATTR_IOSCHED || (l->attrs & ATTR_BIT(id)) ||
+                    !(old->load.attrs & ATTR_BIT(id)))
+                        continue;
+                TAKE_FROM(d->attrs[id], old->attrs[id]);
+                l->attrs |= ATTR_BIT(id);
+                taken |= DISK_FIELD_BIT(DISK_FIELD_ATTR + id);
+        }
+        /* The tunables belong to the scheduler: another one has others. */
+        if (!(l->attrs & ATTR_BIT(ATTR_IOSCHED)) && (old->load.attrs & ATTR_BIT(ATTR_IOSCHED)) &&
+            streq_ptr(d->scheduler, old->scheduler)) {
+                TAKE_FROM(d->tunables, old->tunables);
+                TAKE_FROM(d->n_tunables, old->n_tunables);
+                l->attrs |= ATTR_BIT(ATTR_IOSCHED);
+                taken |= DISK_FIELD_BIT(DISK_FIELD_TUNABLES);
+        }
+        return taken;
+}
+#undef TAKE_FROM
+
 uint64_t disk_diff(const Disk *a, const Disk *b) {
         uint64_t m = 0;
 

@@ -162,6 +162,21 @@ const char *disk_iocost_shown(const Disk *d, AttrFile f);
  * Return: a mask of DISK_FIELD_BIT()s.
  */
 uint64_t disk_diff(const Disk *a, const Disk *b);
+
+/**
+ * disk_keep_unloaded() - complete a partial reading of a disk with an earlier one
+ * @d: the new reading, made with a DiskLoad that left some fields out
+ * @old: an earlier reading of the same device; what @d did not read is moved out of it
+ *
+ * Identity, queue count, size, the attributes and io.cost lines @d's load left out are taken
+ * from @old, and @d's load grows by what @old had. The tunables are taken only when both
+ * readings have the same scheduler (they belong to it). @old is left for disk_free() only.
+ * What is taken is as current as @old was: the caller reads the disk in full later.
+ *
+ * Return: the DISK_FIELD_BIT()s taken from @old: disk_diff() of what is left of @old and @d
+ * must not count them.
+ */
+uint64_t disk_keep_unloaded(Disk *d, Disk *old);
 Disk *disk_new(const char *name);
 
 /**

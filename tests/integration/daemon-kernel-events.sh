@@ -4,6 +4,11 @@
 # is at its policy while udev still runs its rules for it (a test rule holds each of the disk's
 # events in udev for 6 s), and udev's events, when they come, cause no write. With
 # --no-kernel-events, and with a policy that matches on the model, the daemon waits for udev.
+# Another rule that writes the scheduler in udev's event, after the daemon's kernel-event job:
+# udev's event makes the daemon put its value back (that job reads only what the policy needs),
+# and what no rule of ours sets (read_ahead_kb, written by that rule too) reaches the bus once
+# the events are over. Last, a storm of new disks (whose jobs read only what the policy needs
+# while it lasts): afterwards the bus shows each disk's size and read_ahead_kb as sysfs has them.
 . "$(dirname "$0")/../lib/common.sh"
 . "$(dirname "$0")/../lib/daemon.sh"
 require_root
@@ -53,4 +58,67 @@ case_run no-kernel "" --no-kernel-events
 [ "$when" = late ] || fail "--no-kernel-events: the disk was at its policy before udev's event"
 case_run by-model "match.model = !no-such-model"
 [ "$when" = late ] || fail "a policy on the model was applied before udev's event"
+
+# The other rule holds its writes 2 s (PROGRAM runs while the rule is read, before its ATTRs):
+# the daemon's kernel-event job is long done when they land.
+n=$(loop_pick_free)
+d=loop$n
+printf 'SUBSYSTEM=="block", KERNEL=="%s", PROGRAM=="%s 2", ATTR{queue/scheduler}="none", ATTR{queue/read_ahead_kb}="1024"\n' \
+        "$d" "$(command -v sleep)" >"$rules"
+udevadm control --reload
+cat >"$TEST_TMP/other.conf" <<CONF
+[rule kernel-test]
+match.name = $d
+scheduler = mq-deadline
+nr_requests = 48
+CONF
+ioschedd_start --config "$TEST_TMP/other.conf"
+loop_add_attach "$n"
+udevadm settle --timeout=60 || fail "udevadm settle timed out"
+wait_until 5 at_policy "$d" || fail "other-rule: $d left at $(current_scheduler "$d") after the other rule's write"
+# Two writes: the kernel-event job's, then the one putting it back after the other rule's.
+[ "$(grep -c "$d: scheduler none -> mq-deadline" "$IOSCHEDD_LOG")" -ge 2 ] ||
+        fail "other-rule: the scheduler was not put back: $(grep "$d: " "$IOSCHEDD_LOG" | grep -- '->')"
+[ "$(qattr "$d" read_ahead_kb)" = 1024 ] || fail "other-rule: the test rule did not write read_ahead_kb"
+# Read in full once the events are over (at the latest IOSCHEDD_REFRESH_MAX_USEC, 10 s, when
+# other disks keep the daemon busy).
+wait_until 15 eval '[ "$(disk_prop "$d" ReadAheadKB)" = "x 1024" ]' ||
+        fail "other-rule: the bus shows ReadAheadKB $(disk_prop "$d" ReadAheadKB) after the events, not 1024"
+log "other-rule: scheduler put back, ReadAheadKB $(disk_prop "$d" ReadAheadKB) on the bus"
+ioschedd_stop
+loop_remove "$d"
+
+N=48
+first=$(loop_pick_free $N)
+names=()
+for ((i = first; i < first + N; i++)); do names+=("loop$i"); done
+# A rule per 8 names (a line holds at most 198 characters).
+: >"$TEST_TMP/storm.conf"
+for ((i = 0; i < N; i += 8)); do
+        printf '[rule storm%d]\nmatch.name = %s\nscheduler = mq-deadline\n\n' "$i" \
+                "$(IFS='|'; echo "${names[*]:$i:8}")" >>"$TEST_TMP/storm.conf"
+done
+rm -f "$rules"
+udevadm control --reload
+ioschedd_start --config "$TEST_TMP/storm.conf"
+record="$TEST_TMP/storm.record"
+LOOPCTL_FIRST=$first "$LOOPCTL" storm "$record" "$TEST_TMP" $N 4 --events 2 \
+        --attr scheduler=mq-deadline --timeout 120 >/dev/null || fail "storm: loopctl failed"
+cat "$record" >>"$_LOOPS"
+[ "$(wc -l <"$record")" = $N ] || fail "storm: created $(wc -l <"$record") of $N disks"
+# Sets $d to the first disk that differs (wait_until runs it in this shell).
+bus_matches_sysfs() {
+        for d in "${names[@]}"; do
+                [ "$(disk_prop "$d" SizeBytes)" = "t $(($(cat "/sys/block/$d/size") * 512))" ] || return 1
+                [ "$(disk_prop "$d" ReadAheadKB)" = "x $(qattr "$d" read_ahead_kb)" ] || return 1
+                [ "$(disk_prop "$d" NrRequests)" = "x $(qattr "$d" nr_requests)" ] || return 1
+        done
+}
+udevadm settle --timeout=60 || fail "udevadm settle timed out"
+wait_until 15 bus_matches_sysfs || fail "storm: the bus does not show what sysfs has: $d SizeBytes" \
+        "$(disk_prop "$d" SizeBytes), ReadAheadKB $(disk_prop "$d" ReadAheadKB), NrRequests $(disk_prop "$d" NrRequests)"
+log "storm: $N disks at policy, their size, read_ahead_kb and nr_requests on the bus"
+ioschedd_stop
+# shellcheck disable=SC2046
+loop_remove $(cat "$record")
 log "ok"

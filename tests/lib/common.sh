@@ -24,7 +24,7 @@ declare -a _CLEANUPS=()
 IOSCHED_SRC_DIR=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
 : "${IOSCHED_BUILD_DIR:=$IOSCHED_SRC_DIR/build}"
 IOSCHED_APPLY="$IOSCHED_BUILD_DIR/udev/iosched-apply"
-# IOSCHEDD=PATH runs another build of the daemon (bench/scale: an old one side by side).
+# IOSCHEDD=PATH runs another daemon binary (e.g. a baseline build, for a before/after benchmark).
 : "${IOSCHEDD:=$IOSCHED_BUILD_DIR/daemon/ioschedd}"
 IOSCHEDCTL="$IOSCHED_BUILD_DIR/ctl/ioschedctl"
 # Creates and removes loop devices (tests/lib/loopctl.c).
