@@ -344,10 +344,12 @@ uint64_t disk_keep_unloaded(Disk *d, Disk *old) {
                          DISK_FIELD_BIT(DISK_FIELD_IOCOST_OTHER_WRITER);
         }
         for (AttrId id = 0; id < _ATTR_MAX; id++) {
-                if (id == ATTR_SCHEDULER || id == ATTR_IOSCHED || (l->attrs & ATTR_BIT(id)) ||
+                int slot = disk_attr_slot(id);  /* the queue's attributes; iocost's are above */
+
+                if (slot < 0 || id == ATTR_SCHEDULER || (l->attrs & ATTR_BIT(id)) ||
                     !(old->load.attrs & ATTR_BIT(id)))
                         continue;
-                TAKE_FROM(d->attrs[id], old->attrs[id]);
+                TAKE_FROM(d->attrs[slot], old->attrs[slot]);
                 l->attrs |= ATTR_BIT(id);
                 taken |= DISK_FIELD_BIT(DISK_FIELD_ATTR + id);
         }

@@ -64,10 +64,67 @@ static void test_identity_is_utf8(void **state) {
         fake_kernel_free(k);
 }
 
+/* The daemon's uevent jobs read in part (what the policy looks at and sets) and keep the rest
+ * from the last full reading: what was read is the kernel's now, what was not is the old
+ * reading's, and the mask says which fields were taken (PropertiesChanged must not count them
+ * as changed). Tunables belong to the scheduler: kept only while it is the same. */
+static void test_keep_unloaded(void **state) {
+        static const FakeDiskSpec spec = {
+                .name = "sda", .devnum = "8:0", .schedulers = "none mq-deadline",
+                .scheduler = "mq-deadline", .queues = 2, .model = "Fake SSD", .has_device = true,
+        };
+        const DiskLoad part = { .attrs = ATTR_BIT(ATTR_SCHEDULER) | ATTR_BIT(ATTR_NR_REQUESTS) };
+        FakeKernel *k = fake_kernel_new();
+        Disk *old = NULL, *d = NULL;
+        Sysfs *s = NULL;
+        uint64_t taken;
+
+        assert_non_null(k);
+        assert_int_equal(fake_disk_add(k, &spec), 0);
+        assert_int_equal(sysfs_new(k->root, &s), 0);
+        assert_int_equal(sysfs_load_disk(s, "sda", (char *[]) { NULL }, NULL, &old), 0);
+        assert_int_equal(DISK_ATTR(old, ATTR_READ_AHEAD_KB).value.num, 128);
+        assert_true(old->n_tunables > 0);
+
+        assert_int_equal(fake_write(k, "sys/class/block/sda/queue/read_ahead_kb", "512"), 0);
+        assert_int_equal(fake_write(k, "sys/class/block/sda/queue/nr_requests", "32"), 0);
+        assert_int_equal(sysfs_load_disk(s, "sda", (char *[]) { NULL }, &part, &d), 0);
+        assert_null(d->model);
+        assert_int_equal(d->n_tunables, 0);
+
+        taken = disk_keep_unloaded(d, old);
+        assert_string_equal(d->model, "Fake SSD");
+        assert_int_equal(d->nr_hw_queues, 2);
+        assert_int_equal(DISK_ATTR(d, ATTR_NR_REQUESTS).value.num, 32);    /* read now */
+        assert_int_equal(DISK_ATTR(d, ATTR_READ_AHEAD_KB).value.num, 128); /* the old reading's */
+        assert_true(d->n_tunables > 0);
+        assert_true(taken & DISK_FIELD_BIT(DISK_FIELD_MODEL));
+        assert_true(taken & DISK_FIELD_BIT(DISK_FIELD_ATTR + ATTR_READ_AHEAD_KB));
+        assert_true(taken & DISK_FIELD_BIT(DISK_FIELD_TUNABLES));
+        assert_false(taken & DISK_FIELD_BIT(DISK_FIELD_ATTR + ATTR_NR_REQUESTS));
+        /* What was read and differs is a change; what was taken is not counted. */
+        assert_true(disk_diff(old, d) & ~taken & DISK_FIELD_BIT(DISK_FIELD_ATTR + ATTR_NR_REQUESTS));
+        disk_free(old);
+        disk_free(d);
+
+        /* Another scheduler now: the old reading's tunables are not this one's. */
+        assert_int_equal(sysfs_load_disk(s, "sda", (char *[]) { NULL }, NULL, &old), 0);
+        assert_int_equal(fake_write(k, "sys/class/block/sda/queue/scheduler", "[none] mq-deadline"), 0);
+        assert_int_equal(sysfs_load_disk(s, "sda", (char *[]) { NULL }, &part, &d), 0);
+        taken = disk_keep_unloaded(d, old);
+        assert_int_equal(d->n_tunables, 0);
+        assert_false(taken & DISK_FIELD_BIT(DISK_FIELD_TUNABLES));
+        disk_free(old);
+        disk_free(d);
+        sysfs_free(s);
+        fake_kernel_free(k);
+}
+
 int main(void) {
         const struct CMUnitTest tests[] = {
                 cmocka_unit_test(test_utf8_is_valid),
                 cmocka_unit_test(test_identity_is_utf8),
+                cmocka_unit_test(test_keep_unloaded),
         };
         return cmocka_run_group_tests(tests, NULL, NULL);
 }
