@@ -103,7 +103,8 @@ udevadm control --reload
 ioschedd_start --config "$TEST_TMP/storm.conf"
 record="$TEST_TMP/storm.record"
 LOOPCTL_FIRST=$first "$LOOPCTL" storm "$record" "$TEST_TMP" $N 4 --events 2 \
-        --attr scheduler=mq-deadline --timeout 120 >/dev/null || fail "storm: loopctl failed"
+        --attr scheduler=mq-deadline --timeout 120 >/dev/null ||
+        { cat "$record" >>"$_LOOPS"; fail "storm: loopctl failed"; }
 cat "$record" >>"$_LOOPS"
 [ "$(wc -l <"$record")" = $N ] || fail "storm: created $(wc -l <"$record") of $N disks"
 # Sets $d to the first disk that differs (wait_until runs it in this shell).

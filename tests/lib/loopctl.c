@@ -140,8 +140,16 @@ static int create_many(const char *record_path, const char *dir, long long count
         long long v;
         FILE *record;
 
-        if (first && parse_count(first, 1 << 19, &v) == 0)
+        /* Loop minors have 20 bits. A bad value is an error, not 4000: the caller asked for
+         * these numbers (its config names them). */
+        if (first) {
+                if (parse_count(first, (1 << 20) - 1, &v) < 0 || v + count > (1 << 20)) {
+                        fprintf(stderr, "loopctl: LOOPCTL_FIRST=%s: not a loop number with %lld after it\n",
+                                first, count);
+                        return -EINVAL;
+                }
                 next = (int) v;
+        }
         record = fopen(record_path, "ae");
         if (!record) {
                 fprintf(stderr, "loopctl: %s: %m\n", record_path);
