@@ -221,14 +221,12 @@ static void job_run(WorkItem *item, void *thread_data) {
         int r;
 
         j->usec_start = now_usec();
-        if (j->partial) {
-                DiskLoad l = j->config->load;
+        DiskLoad l = j->config->load;
 
-                /* udev's properties are here: the identity costs no lookup but "device". */
-                l.identity = l.identity || j->udev_props;
-                r = sysfs_load_disk(s, j->name, j->udev_props, &l, &j->disk_read);
-        } else
-                r = sysfs_load_disk(s, j->name, j->udev_props, NULL, &j->disk_read);
+        /* A partial job reads what the policy needs; with udev's properties here, the identity
+         * too (it costs no lookup but "device"). */
+        l.identity = l.identity || j->udev_props;
+        r = sysfs_load_disk(s, j->name, j->udev_props, j->partial ? &l : NULL, &j->disk_read);
         if (r < 0)
                 goto finish;
         if (j->disk_read->partition) {
