@@ -56,10 +56,7 @@ static void help(void) {
 
 static int parse_argv(int argc, char *argv[]) {
         enum {
-                ARG_CONFIG = _CLI_ARG_FIRST,
-                ARG_CONFIG_ROOT,
-                ARG_ROOT,
-                ARG_RUNTIME_DIR,
+                ARG_CONFIG_ROOT = _CLI_ARG_FIRST,
                 ARG_VERIFY,
                 ARG_WORKERS,
                 ARG_LOG_LEVEL,
@@ -69,10 +66,8 @@ static int parse_argv(int argc, char *argv[]) {
         };
         static const struct option options[] = {
                 CLI_OPTIONS_COMMON,
-                { "config", required_argument, NULL, ARG_CONFIG },
+                CLI_OPTIONS_PATHS,
                 { "config-root", required_argument, NULL, ARG_CONFIG_ROOT },
-                { "root", required_argument, NULL, ARG_ROOT },
-                { "runtime-dir", required_argument, NULL, ARG_RUNTIME_DIR },
                 { "verify-interval", required_argument, NULL, ARG_VERIFY },
                 { "workers", required_argument, NULL, ARG_WORKERS },
                 { "log-level", required_argument, NULL, ARG_LOG_LEVEL },
@@ -82,37 +77,24 @@ static int parse_argv(int argc, char *argv[]) {
                 {}
         };
         int64_t v;
-        int c, r;
+        int c;
 
         while ((c = getopt_long(argc, argv, "h", options, NULL)) >= 0)
                 switch (c) {
                 CLI_CASES_COMMON(help);
-                case ARG_CONFIG:
-                        arg.config = optarg;
-                        break;
+                CLI_CASES_PATHS(arg);
                 case ARG_CONFIG_ROOT:
                         arg.config_root = optarg;
                         break;
-                case ARG_ROOT:
-                        arg.root = optarg;
-                        break;
-                case ARG_RUNTIME_DIR:
-                        arg.runtime_dir = optarg;
-                        break;
                 case ARG_VERIFY:
-                        r = safe_atoi64(optarg, 0, 7 * 24 * 3600, &v);
-                        if (r < 0) {
-                                log_error("Invalid --verify-interval \"%s\": seconds, 0 to 604800.", optarg);
+                        if (cli_parse_range("--verify-interval", optarg, 0, 7 * 24 * 3600, "seconds",
+                                            &v) < 0)
                                 return -EINVAL;
-                        }
                         arg.verify_usec = (uint64_t) v * 1000000;
                         break;
                 case ARG_WORKERS:
-                        r = safe_atoi64(optarg, 1, 1024, &v);
-                        if (r < 0) {
-                                log_error("Invalid --workers \"%s\": 1 to 1024.", optarg);
+                        if (cli_parse_range("--workers", optarg, 1, 1024, NULL, &v) < 0)
                                 return -EINVAL;
-                        }
                         arg.workers = (unsigned) v;
                         break;
                 case ARG_LOG_LEVEL:
@@ -129,12 +111,9 @@ static int parse_argv(int argc, char *argv[]) {
                         arg.no_kernel_events = true;
                         break;
                 case ARG_MONITOR_BUFFER:
-                        r = safe_atoi64(optarg, 1024, 1024 * 1024 * 1024, &v);
-                        if (r < 0) {
-                                log_error("Invalid --monitor-buffer \"%s\": 1024 to 1073741824 bytes.",
-                                          optarg);
+                        if (cli_parse_range("--monitor-buffer", optarg, 1024, 1024 * 1024 * 1024,
+                                            "bytes", &v) < 0)
                                 return -EINVAL;
-                        }
                         arg.monitor_buffer = (int) v;
                         break;
                 default:

@@ -54,9 +54,6 @@ static int parse_argv(int argc, char *argv[]) {
         enum {
                 ARG_CHECK_CONFIG = _CLI_ARG_FIRST,
                 ARG_JSON,
-                ARG_ROOT,
-                ARG_CONFIG,
-                ARG_RUNTIME_DIR,
         };
         static const struct option options[] = {
                 CLI_OPTIONS_COMMON,
@@ -64,9 +61,7 @@ static int parse_argv(int argc, char *argv[]) {
                 { "dry-run", no_argument, NULL, 'n' },
                 { "check-config", no_argument, NULL, ARG_CHECK_CONFIG },
                 { "json", no_argument, NULL, ARG_JSON },
-                { "root", required_argument, NULL, ARG_ROOT },
-                { "config", required_argument, NULL, ARG_CONFIG },
-                { "runtime-dir", required_argument, NULL, ARG_RUNTIME_DIR },
+                CLI_OPTIONS_PATHS,
                 { "verbose", no_argument, NULL, 'v' },
                 { "quiet", no_argument, NULL, 'q' },
                 {}
@@ -88,15 +83,7 @@ static int parse_argv(int argc, char *argv[]) {
                 case ARG_JSON:
                         arg.json = true;
                         break;
-                case ARG_ROOT:
-                        arg.root = optarg;
-                        break;
-                case ARG_CONFIG:
-                        arg.config = optarg;
-                        break;
-                case ARG_RUNTIME_DIR:
-                        arg.runtime_dir = optarg;
-                        break;
+                CLI_CASES_PATHS(arg);
                 case 'v':
                         arg.verbose = true;
                         break;
