@@ -2,6 +2,7 @@
 #include <assert.h>
 #include <stddef.h>
 #include <stdio.h>
+#include <string.h>
 
 #include "ioschedd-disk-bus.h"
 #include "log.h"
@@ -61,98 +62,101 @@ DEFINE_ATTR_GETTER(property_get_nomerges, ATTR_NOMERGES);
 DEFINE_ATTR_GETTER(property_get_add_random, ATTR_ADD_RANDOM);
 DEFINE_ATTR_GETTER(property_get_iostats, ATTR_IOSTATS);
 
-/* A struct or dict entry of strings and an optional line number, appended field by field:
- * sd_bus_message_append() would parse its format for each of thousands of entries. */
-static int append_strings(sd_bus_message *reply, char type, const char *contents,
-                          const char *const *strings, size_t n, const uint32_t *line) {
-        int r;
-
-        r = sd_bus_message_open_container(reply, type, contents);
-        for (size_t i = 0; r >= 0 && i < n; i++)
-                r = sd_bus_message_append_basic(reply, 's', strings[i]);
-        if (r >= 0 && line)
-                r = sd_bus_message_append_basic(reply, 'u', line);
-        if (r >= 0)
-                r = sd_bus_message_close_container(reply);
-        return r;
-}
-
 static int property_get_schedulers(GETTER_ARGS) {
         const Disk *d = ((const DiskObject *) userdata)->disk;
         return sd_bus_message_append_strv(reply, d ? d->schedulers : NULL);
 }
 
-static int property_get_tunables(GETTER_ARGS) {
-        const Disk *d = ((const DiskObject *) userdata)->disk;
+/* One element of an array property: a struct or dict entry of strings and an optional line
+ * number. */
+typedef struct Record {
+        const char *strings[4];
+        size_t n_strings;
+        bool has_line;
+        uint32_t line;
+} Record;
+
+/* Element @i of an array property of @o: true with @ret filled in, false to leave it out. */
+typedef bool (*RecordFn)(const DiskObject *o, size_t i, Record *ret);
+
+/* An array of @n elements of @signature ("(ssu)", "{ss}"), appended field by field:
+ * sd_bus_message_append() would parse its format for each of thousands of entries. */
+static int append_array(sd_bus_message *reply, const char *signature, size_t n, RecordFn fn,
+                        const DiskObject *o) {
+        char type = signature[0] == '{' ? SD_BUS_TYPE_DICT_ENTRY : SD_BUS_TYPE_STRUCT;
+        size_t len = strlen(signature) - 2;
+        char contents[8];
         int r;
 
-        r = sd_bus_message_open_container(reply, 'a', "{ss}");
-        if (r < 0)
-                return r;
-        for (size_t i = 0; d && i < d->n_tunables; i++) {
-                const Tunable *t = &d->tunables[i];
+        assert(len < sizeof(contents));
+        memcpy(contents, signature + 1, len);
+        contents[len] = 0;
 
-                if (t->state.err < 0 || !t->state.raw)
+        r = sd_bus_message_open_container(reply, 'a', signature);
+        for (size_t i = 0; r >= 0 && i < n; i++) {
+                Record rec = {};
+
+                if (!fn(o, i, &rec))
                         continue;
-                r = append_strings(reply, 'e', "ss", (const char *[]) { t->name, t->state.raw }, 2, NULL);
-                if (r < 0)
-                        return r;
+                r = sd_bus_message_open_container(reply, type, contents);
+                for (size_t j = 0; r >= 0 && j < rec.n_strings; j++)
+                        r = sd_bus_message_append_basic(reply, 's', rec.strings[j]);
+                if (r >= 0 && rec.has_line)
+                        r = sd_bus_message_append_basic(reply, 'u', &rec.line);
+                if (r >= 0)
+                        r = sd_bus_message_close_container(reply);
         }
-        return sd_bus_message_close_container(reply);
+        if (r >= 0)
+                r = sd_bus_message_close_container(reply);
+        return r;
 }
 
-static int property_get_desired(GETTER_ARGS) {
-        const Resolved *res = ((const DiskObject *) userdata)->resolved;
-        int r;
+/* Tunables the kernel showed a value for: name, value. */
+static bool tunable_record(const DiskObject *o, size_t i, Record *ret) {
+        const Tunable *t = &o->disk->tunables[i];
 
-        r = sd_bus_message_open_container(reply, 'a', "(ssssu)");
-        if (r < 0)
-                return r;
-        for (size_t i = 0; res && i < res->n_settings; i++) {
-                const ResolvedSetting *rs = &res->settings[i];
-
-                r = append_strings(reply, 'r', "ssssu",
-                                   (const char *[]) { rs->setting->key, rs->setting->text,
-                                                      rs->rule->name, rs->rule->file }, 4,
-                                   &(uint32_t) { rs->setting->line });
-                if (r < 0)
-                        return r;
-        }
-        return sd_bus_message_close_container(reply);
+        if (t->state.err < 0 || !t->state.raw)
+                return false;
+        *ret = (Record) { { t->name, t->state.raw }, 2 };
+        return true;
 }
 
-static int property_get_rules(GETTER_ARGS) {
-        const Resolved *res = ((const DiskObject *) userdata)->resolved;
-        int r;
+/* Desired: key, value, rule, file, line. */
+static bool desired_record(const DiskObject *o, size_t i, Record *ret) {
+        const ResolvedSetting *rs = &o->resolved->settings[i];
 
-        r = sd_bus_message_open_container(reply, 'a', "(ssu)");
-        if (r < 0)
-                return r;
-        for (size_t i = 0; res && i < res->n_rules; i++) {
-                const Rule *rule = res->rules[i];
-
-                r = append_strings(reply, 'r', "ssu", (const char *[]) { rule->name, rule->file }, 2,
-                                   &(uint32_t) { rule->line });
-                if (r < 0)
-                        return r;
-        }
-        return sd_bus_message_close_container(reply);
+        *ret = (Record) { { rs->setting->key, rs->setting->text, rs->rule->name, rs->rule->file }, 4,
+                          true, rs->setting->line };
+        return true;
 }
 
-static int property_get_changes(GETTER_ARGS) {
-        char * const *l = ((const DiskObject *) userdata)->last_changes;
-        int r;
+/* MatchedRules: name, file, line. */
+static bool rule_record(const DiskObject *o, size_t i, Record *ret) {
+        const Rule *rule = o->resolved->rules[i];
 
-        r = sd_bus_message_open_container(reply, 'a', "(sss)");
-        if (r < 0)
-                return r;
-        for (size_t i = 0; l && l[i] && l[i + 1] && l[i + 2]; i += 3) {
-                r = append_strings(reply, 'r', "sss", (const char *const *) l + i, 3, NULL);
-                if (r < 0)
-                        return r;
-        }
-        return sd_bus_message_close_container(reply);
+        *ret = (Record) { { rule->name, rule->file }, 2, true, rule->line };
+        return true;
 }
+
+/* LastChanges: key, old value, new value (last_changes holds them in a row). */
+static bool change_record(const DiskObject *o, size_t i, Record *ret) {
+        char * const *l = o->last_changes + 3 * i;
+
+        *ret = (Record) { { l[0], l[1], l[2] }, 3 };
+        return true;
+}
+
+#define DEFINE_ARRAY_GETTER(fn, signature, count, record)                               \
+        static int fn(GETTER_ARGS) {                                                    \
+                const DiskObject *o = userdata;                                         \
+                return append_array(reply, signature, (count), record, o);              \
+        }
+
+DEFINE_ARRAY_GETTER(property_get_tunables, "{ss}", o->disk ? o->disk->n_tunables : 0, tunable_record);
+DEFINE_ARRAY_GETTER(property_get_desired, "(ssssu)", o->resolved ? o->resolved->n_settings : 0,
+                    desired_record);
+DEFINE_ARRAY_GETTER(property_get_rules, "(ssu)", o->resolved ? o->resolved->n_rules : 0, rule_record);
+DEFINE_ARRAY_GETTER(property_get_changes, "(sss)", strv_length(o->last_changes) / 3, change_record);
 
 #define EC SD_BUS_VTABLE_PROPERTY_EMITS_CHANGE
 
