@@ -9,6 +9,7 @@
 #include "apply.h"
 #include "conf.h"
 #include "fake-kernel.h"
+#include "fixture.h"
 #include "util.h"
 
 typedef struct Ctx {
@@ -18,18 +19,13 @@ typedef struct Ctx {
 } Ctx;
 
 static void setup(Ctx *c, const FakeDiskSpec *spec, const char *settings) {
-        _cleanup_(strv_freep) char **errors = calloc(1, sizeof(char *));
-        char text[2048];
-
         *c = (Ctx) {};
         c->k = fake_kernel_new();
         assert_non_null(c->k);
         assert_int_equal(fake_disk_add(c->k, spec), 0);
         assert_int_equal(sysfs_new(c->k->root, &c->s), 0);
         fake_kernel_attach(c->k, c->s);
-        snprintf(text, sizeof(text), "[rule r]\nmatch.name = *\n%s\n", settings);
-        c->p = policy_new();
-        assert_int_equal(conf_parse_text(text, strlen(text), "apply.conf", c->p, &errors), 0);
+        c->p = fixture_policy("apply.conf", "*", settings);
 }
 
 static void teardown(Ctx *c) {
@@ -39,22 +35,7 @@ static void teardown(Ctx *c) {
 }
 
 static Plan *run(Ctx *c, const char *disk, ApplyFlags flags, ApplyStats *stats) {
-        _cleanup_(disk_freep) Disk *d = NULL;
-        _cleanup_(resolved_freep) Resolved *r = NULL;
-        Plan *report = NULL;
-
-        assert_int_equal(sysfs_load_disk(c->s, disk, NULL, NULL, &d), 0);
-        assert_int_equal(policy_resolve(c->p, d, &r), 0);
-        assert_int_equal(apply_disk(c->s, d, r, flags, &report, stats), 0);
-        return report;
-}
-
-static const Action *find(const Plan *p, const char *key) {
-        for (size_t i = 0; i < p->n_actions; i++)
-                if (streq(p->actions[i].key, key))
-                        return &p->actions[i];
-        fail_msg("no %s in report", key);
-        return NULL;
+        return fixture_apply(c->s, c->p, disk, NULL, NULL, flags, stats);
 }
 
 static const FakeDiskSpec ssd = { .name = "sda", .devnum = "8:0", .scheduler = "none", .queues = 1 };
@@ -96,7 +77,7 @@ static void test_changes_in_order_then_nothing(void **state) {
         assert_int_equal(st.failed, 0);
         for (size_t i = 0; i < p->n_actions; i++)
                 assert_int_equal(p->actions[i].outcome, OUTCOME_WRITTEN);
-        assert_string_equal(find(p, "nr_requests")->result, "32");
+        assert_string_equal(fixture_action(p, "nr_requests")->result, "32");
         plan_free(p);
 
         /* the same policy again: zero writes */
@@ -125,9 +106,9 @@ static void test_switch_resets_then_decides_again(void **state) {
         setup(&c, &bfq, "scheduler = mq-deadline\nwbt_lat_usec = default\nnr_requests = 64\n");
         p = run(&c, "sda", 0, &st);
         assert_string_equal(c.k->log, "sda:queue/scheduler=mq-deadline\n");
-        assert_int_equal(find(p, "wbt_lat_usec")->outcome, OUTCOME_SKIPPED);
+        assert_int_equal(fixture_action(p, "wbt_lat_usec")->outcome, OUTCOME_SKIPPED);
         /* the fake kernel resets nr_requests to 64 on a switch to mq-deadline */
-        assert_int_equal(find(p, "nr_requests")->outcome, OUTCOME_SKIPPED);
+        assert_int_equal(fixture_action(p, "nr_requests")->outcome, OUTCOME_SKIPPED);
         assert_int_equal(st.written, 1);
         plan_free(p);
         teardown(&c);
@@ -150,7 +131,7 @@ static void test_limits_raise_read_ahead(void **state) {
                 "sda:queue/max_sectors_kb=256\n"
                 "sda:queue/iostats=0\n"
                 "sda:queue/read_ahead_kb=64\n");
-        assert_int_equal(find(p, "read_ahead_kb")->outcome, OUTCOME_WRITTEN);
+        assert_int_equal(fixture_action(p, "read_ahead_kb")->outcome, OUTCOME_WRITTEN);
         assert_int_equal(st.failed, 0);
         plan_free(p);
         {
@@ -175,7 +156,7 @@ static void test_busy_is_retried(void **state) {
         c.k->busy = 3;
         p = run(&c, "sda", 0, &st);
         assert_int_equal(c.k->n_writes, 4);
-        assert_int_equal(find(p, "nr_requests")->outcome, OUTCOME_WRITTEN);
+        assert_int_equal(fixture_action(p, "nr_requests")->outcome, OUTCOME_WRITTEN);
         assert_int_equal(st.written, 1);
         plan_free(p);
 
@@ -186,8 +167,8 @@ static void test_busy_is_retried(void **state) {
         st = (ApplyStats) {};
         p = run(&c, "sda", 0, &st);
         assert_int_equal(c.k->n_writes, APPLY_BUSY_TRIES);
-        assert_int_equal(find(p, "nr_requests")->outcome, OUTCOME_FAILED);
-        assert_int_equal(find(p, "nr_requests")->error, -EBUSY);
+        assert_int_equal(fixture_action(p, "nr_requests")->outcome, OUTCOME_FAILED);
+        assert_int_equal(fixture_action(p, "nr_requests")->error, -EBUSY);
         assert_int_equal(st.failed, 1);
         plan_free(p);
         teardown(&c);
@@ -210,8 +191,8 @@ static void test_einval_falls_back(void **state) {
         assert_int_equal(fake_write(c.k, path, ""), 0);
         p = run(&c, "sda", 0, &st);
         assert_string_equal(c.k->log, "sda:queue/scheduler=kyber\nsda:queue/scheduler=bfq\n");
-        assert_int_equal(find(p, "scheduler")->outcome, OUTCOME_WRITTEN);
-        assert_string_equal(find(p, "scheduler")->result, "bfq");
+        assert_int_equal(fixture_action(p, "scheduler")->outcome, OUTCOME_WRITTEN);
+        assert_string_equal(fixture_action(p, "scheduler")->result, "bfq");
         plan_free(p);
         teardown(&c);
 
@@ -220,9 +201,9 @@ static void test_einval_falls_back(void **state) {
         assert_int_equal(fake_write(c.k, path, ""), 0);
         st = (ApplyStats) {};
         p = run(&c, "sda", 0, &st);
-        assert_int_equal(find(p, "scheduler")->outcome, OUTCOME_FAILED);
-        assert_int_equal(find(p, "scheduler")->error, -EINVAL);
-        assert_non_null(strstr(find(p, "scheduler")->reason, "Invalid argument"));
+        assert_int_equal(fixture_action(p, "scheduler")->outcome, OUTCOME_FAILED);
+        assert_int_equal(fixture_action(p, "scheduler")->error, -EINVAL);
+        assert_non_null(strstr(fixture_action(p, "scheduler")->reason, "Invalid argument"));
         plan_free(p);
         teardown(&c);
 }
@@ -235,9 +216,9 @@ static void test_vanishing_disk(void **state) {
         setup(&c, &ssd, "scheduler = mq-deadline\nnr_requests = 32\nread_ahead_kb = 64\n");
         c.k->vanish_after = 2;  /* gone at the second write */
         p = run(&c, "sda", 0, &st);
-        assert_int_equal(find(p, "scheduler")->outcome, OUTCOME_WRITTEN);
-        assert_int_equal(find(p, "nr_requests")->outcome, OUTCOME_GONE);
-        assert_int_equal(find(p, "read_ahead_kb")->outcome, OUTCOME_GONE);
+        assert_int_equal(fixture_action(p, "scheduler")->outcome, OUTCOME_WRITTEN);
+        assert_int_equal(fixture_action(p, "nr_requests")->outcome, OUTCOME_GONE);
+        assert_int_equal(fixture_action(p, "read_ahead_kb")->outcome, OUTCOME_GONE);
         assert_int_equal(st.failed, 0);
         assert_int_equal(st.gone, 2);
         assert_int_equal(c.k->n_writes, 2);
@@ -257,8 +238,8 @@ static void test_replaced_disk(void **state) {
         c.k->vanish_after = 1;
         c.k->vanish_readd = &ssd;
         p = run(&c, "sda", 0, &st);
-        assert_int_equal(find(p, "nr_requests")->outcome, OUTCOME_GONE);
-        assert_int_equal(find(p, "read_ahead_kb")->outcome, OUTCOME_GONE);
+        assert_int_equal(fixture_action(p, "nr_requests")->outcome, OUTCOME_GONE);
+        assert_int_equal(fixture_action(p, "read_ahead_kb")->outcome, OUTCOME_GONE);
         assert_int_equal(st.failed, 0);
         assert_int_equal(c.k->n_writes, 1);
         plan_free(p);
@@ -285,8 +266,8 @@ static void test_replaced_after_write(void **state) {
         c.k->vanish_after_success = true;
         c.k->vanish_readd = &new;
         p = run(&c, "loop7", 0, &st);
-        assert_int_equal(find(p, "nr_requests")->outcome, OUTCOME_GONE);
-        assert_int_equal(find(p, "read_ahead_kb")->outcome, OUTCOME_GONE);
+        assert_int_equal(fixture_action(p, "nr_requests")->outcome, OUTCOME_GONE);
+        assert_int_equal(fixture_action(p, "read_ahead_kb")->outcome, OUTCOME_GONE);
         assert_int_equal(st.failed, 0);
         assert_int_equal(st.gone, 2);
         assert_int_equal(c.k->n_writes, 1);
@@ -301,7 +282,7 @@ static void test_replaced_after_write(void **state) {
         c.k->vanish_after_success = true;
         c.k->vanish_readd = &old_noseq;
         p = run(&c, "loop7", 0, &st);
-        assert_int_equal(find(p, "nr_requests")->outcome, OUTCOME_WRITTEN);
+        assert_int_equal(fixture_action(p, "nr_requests")->outcome, OUTCOME_WRITTEN);
         assert_int_equal(st.gone, 0);
         assert_int_equal(c.k->n_writes, 2);
         plan_free(p);
@@ -319,8 +300,8 @@ static void test_half_deleted_disk(void **state) {
         c.k->vanish_after = 1;
         c.k->vanish_queue_only = true;
         p = run(&c, "sda", 0, &st);
-        assert_int_equal(find(p, "nr_requests")->outcome, OUTCOME_GONE);
-        assert_int_equal(find(p, "read_ahead_kb")->outcome, OUTCOME_GONE);
+        assert_int_equal(fixture_action(p, "nr_requests")->outcome, OUTCOME_GONE);
+        assert_int_equal(fixture_action(p, "read_ahead_kb")->outcome, OUTCOME_GONE);
         assert_int_equal(st.failed, 0);
         plan_free(p);
         teardown(&c);
@@ -339,8 +320,8 @@ static void test_write_not_confirmed(void **state) {
         setup(&c, &ssd, "nr_requests = 32\n");
         sysfs_set_hooks(c.s, NULL, ignoring_hook, NULL);
         p = run(&c, "sda", 0, &st);
-        assert_int_equal(find(p, "nr_requests")->outcome, OUTCOME_FAILED);
-        assert_non_null(strstr(find(p, "nr_requests")->reason, "reads back \"256\""));
+        assert_int_equal(fixture_action(p, "nr_requests")->outcome, OUTCOME_FAILED);
+        assert_non_null(strstr(fixture_action(p, "nr_requests")->reason, "reads back \"256\""));
         assert_int_equal(st.failed, 1);
         /* written once more in case another writer came in between, then given up */
         assert_int_equal(sysfs_get_n_writes(c.s), 2);
@@ -368,7 +349,7 @@ static void test_value_changed_after_write(void **state) {
         setup(&c, &ssd, "nr_requests = 32\n");
         sysfs_set_hooks(c.s, NULL, racing_hook, c.k);
         p = run(&c, "sda", 0, &st);
-        assert_int_equal(find(p, "nr_requests")->outcome, OUTCOME_WRITTEN);
+        assert_int_equal(fixture_action(p, "nr_requests")->outcome, OUTCOME_WRITTEN);
         assert_int_equal(st.failed, 0);
         assert_int_equal(c.k->n_writes, 2);
         plan_free(p);
@@ -384,7 +365,7 @@ static void test_dry_run(void **state) {
         p = run(&c, "sda", APPLY_DRY_RUN, &st);
         assert_int_equal(sysfs_get_n_writes(c.s), 0);
         assert_int_equal(st.would_write, 11);
-        assert_int_equal(find(p, "scheduler")->outcome, OUTCOME_DRY_RUN);
+        assert_int_equal(fixture_action(p, "scheduler")->outcome, OUTCOME_DRY_RUN);
         plan_free(p);
         teardown(&c);
 }

@@ -19,6 +19,7 @@
 #include "apply.h"
 #include "conf.h"
 #include "fake-kernel.h"
+#include "fixture.h"
 #include "iocost.h"
 #include "report.h"
 #include "util.h"
@@ -263,13 +264,7 @@ static void planned_done(Planned *x) {
 }
 
 static void plan_with(Planned *x, const Disk *d, const char *settings) {
-        _cleanup_(strv_freep) char **errors = calloc(1, sizeof(char *));
-        _cleanup_(freep) char *text = strdup_printf("[rule r]\nmatch.name = *\n%s", settings);
-
-        *x = (Planned) { .p = policy_new() };
-        assert_int_equal(conf_parse_text(text, strlen(text), "t.conf", x->p, &errors), 0);
-        if (!strv_isempty(errors))
-                fail_msg("%s", errors[0]);
+        *x = (Planned) { .p = fixture_policy("t.conf", "*", settings) };
         assert_int_equal(policy_resolve(x->p, d, &x->r), 0);
         assert_int_equal(plan_build(d, x->r, &x->plan), 0);
         x->qos = iocost_write_line(d->devnum, x->plan->actions, x->plan->n_actions, ATTR_FILE_IOCOST_QOS);
@@ -292,16 +287,8 @@ static void expect_lines(const Disk *d, const char *settings, const char *qos, c
         planned_done(&x);
 }
 
-static const Action *reported(const Plan *p, const char *key) {
-        for (size_t i = 0; i < p->n_actions; i++)
-                if (streq(p->actions[i].key, key))
-                        return &p->actions[i];
-        fail_msg("no action for %s", key);
-        return NULL;
-}
-
 static const Action *action(const Planned *x, const char *key) {
-        return reported(x->plan, key);
+        return fixture_action(x->plan, key);
 }
 
 #define USER_QOS_SETTINGS \
@@ -475,18 +462,12 @@ static const FakeDiskSpec nvme = {
 };
 
 static void setup(Ctx *c, bool io, const char *release, const char *settings) {
-        _cleanup_(strv_freep) char **errors = calloc(1, sizeof(char *));
-        _cleanup_(freep) char *text = strdup_printf("[rule r]\nmatch.name = nvme*\n%s", settings);
-
-        *c = (Ctx) { .k = fake_kernel_new(), .p = policy_new() };
+        *c = (Ctx) { .k = fake_kernel_new(), .p = fixture_policy("apply.conf", "nvme*", settings) };
         assert_non_null(c->k);
         assert_int_equal(fake_disk_add(c->k, &nvme), 0);
         assert_int_equal(fake_cgroup2_add(c->k, "/sys/fs/cgroup", io, release), 0);
         assert_int_equal(sysfs_new(c->k->root, &c->s), 0);
         fake_kernel_attach(c->k, c->s);
-        assert_int_equal(conf_parse_text(text, strlen(text), "apply.conf", c->p, &errors), 0);
-        if (!strv_isempty(errors))
-                fail_msg("%s", errors[0]);
 }
 
 static void teardown(Ctx *c) {
@@ -496,16 +477,10 @@ static void teardown(Ctx *c) {
 }
 
 static Plan *run(Ctx *c, char * const *props, ApplyStats *st) {
-        _cleanup_(disk_freep) Disk *d = NULL;
-        _cleanup_(resolved_freep) Resolved *r = NULL;
         DiskLoad load;
-        Plan *report = NULL;
 
         policy_disk_load(c->p, &load);
-        assert_int_equal(sysfs_load_disk(c->s, "nvme0n1", props, &load, &d), 0);
-        assert_int_equal(policy_resolve(c->p, d, &r), 0);
-        assert_int_equal(apply_disk(c->s, d, r, 0, &report, st), 0);
-        return report;
+        return fixture_apply(c->s, c->p, "nvme0n1", props, &load, 0, st);
 }
 
 
@@ -530,9 +505,9 @@ static void test_apply_converges(void **state) {
                             "min=50.00 max=150.00\n"
                             "nvme0n1:queue/wbt_lat_usec=3000\n");
         assert_int_equal(c.k->iocost_writes, 2);
-        assert_int_equal(reported(p, "iocost.rlat")->outcome, OUTCOME_WRITTEN);
-        assert_int_equal(reported(p, "iocost.model.wbps")->outcome, OUTCOME_WRITTEN);
-        assert_int_equal(reported(p, "wbt_lat_usec")->outcome, OUTCOME_WRITTEN);
+        assert_int_equal(fixture_action(p, "iocost.rlat")->outcome, OUTCOME_WRITTEN);
+        assert_int_equal(fixture_action(p, "iocost.model.wbps")->outcome, OUTCOME_WRITTEN);
+        assert_int_equal(fixture_action(p, "wbt_lat_usec")->outcome, OUTCOME_WRITTEN);
         assert_int_equal(st.failed, 0);
         plan_free(p);
         v = fake_read(c.k, "sys/fs/cgroup/io.cost.qos");
@@ -544,7 +519,7 @@ static void test_apply_converges(void **state) {
         c.k->n_writes = c.k->iocost_writes = 0;
         p = run(&c, NULL, NULL);
         assert_int_equal(c.k->n_writes, 0);
-        assert_int_equal(reported(p, "iocost.enable")->outcome, OUTCOME_SKIPPED);
+        assert_int_equal(fixture_action(p, "iocost.enable")->outcome, OUTCOME_SKIPPED);
         plan_free(p);
 
         /* someone changes one number: one line with that one */
@@ -552,8 +527,8 @@ static void test_apply_converges(void **state) {
                                          "259:0 enable=1 ctrl=user rpct=95.00 rlat=7000 wpct=95.50 wlat=10000 min=50.00 max=150.00"), 0);
         p = run(&c, NULL, NULL);
         assert_string_equal(c.k->log, "nvme0n1:io.cost.qos=259:0 rlat=5000\n");
-        assert_int_equal(reported(p, "iocost.rlat")->outcome, OUTCOME_WRITTEN);
-        assert_string_equal(reported(p, "iocost.rlat")->result, "5000");
+        assert_int_equal(fixture_action(p, "iocost.rlat")->outcome, OUTCOME_WRITTEN);
+        assert_string_equal(fixture_action(p, "iocost.rlat")->result, "5000");
         plan_free(p);
         teardown(&c);
 }
@@ -568,7 +543,7 @@ static void test_apply_errors(void **state) {
         c.k->busy = 2;
         p = run(&c, NULL, &st);
         assert_int_equal(c.k->iocost_writes, 1);
-        assert_int_equal(reported(p, "iocost.rlat")->outcome, OUTCOME_WRITTEN);
+        assert_int_equal(fixture_action(p, "iocost.rlat")->outcome, OUTCOME_WRITTEN);
         plan_free(p);
 
         /* a refused line fails every key in it */
@@ -577,11 +552,11 @@ static void test_apply_errors(void **state) {
         c.k->fail_next = -EINVAL;
         st = (ApplyStats) {};
         p = run(&c, NULL, &st);
-        assert_int_equal(reported(p, "iocost.enable")->outcome, OUTCOME_FAILED);
-        assert_int_equal(reported(p, "iocost.rlat")->outcome, OUTCOME_FAILED);
-        assert_int_equal(reported(p, "iocost.rlat")->error, -EINVAL);
-        assert_non_null(strstr(reported(p, "iocost.rlat")->reason, "writing \"259:0 enable=1 rlat=5000\" failed"));
-        assert_int_equal(reported(p, "nr_requests")->outcome, OUTCOME_SKIPPED);
+        assert_int_equal(fixture_action(p, "iocost.enable")->outcome, OUTCOME_FAILED);
+        assert_int_equal(fixture_action(p, "iocost.rlat")->outcome, OUTCOME_FAILED);
+        assert_int_equal(fixture_action(p, "iocost.rlat")->error, -EINVAL);
+        assert_non_null(strstr(fixture_action(p, "iocost.rlat")->reason, "writing \"259:0 enable=1 rlat=5000\" failed"));
+        assert_int_equal(fixture_action(p, "nr_requests")->outcome, OUTCOME_SKIPPED);
         assert_int_equal(st.failed, 2);
         plan_free(p);
 
@@ -590,18 +565,9 @@ static void test_apply_errors(void **state) {
                                          "259:0 enable=0 ctrl=user rpct=0.00 rlat=6000 wpct=0.00 wlat=25000 min=1.00 max=10000.00"), 0);
         c.k->vanish_after = 1;
         st = (ApplyStats) {};
-        {
-                _cleanup_(disk_freep) Disk *d = NULL;
-                _cleanup_(resolved_freep) Resolved *r = NULL;
-                DiskLoad load;
-
-                policy_disk_load(c.p, &load);
-                assert_int_equal(sysfs_load_disk(c.s, "nvme0n1", NULL, &load, &d), 0);
-                assert_int_equal(policy_resolve(c.p, d, &r), 0);
-                assert_int_equal(apply_disk(c.s, d, r, 0, &p, &st), 0);
-        }
-        assert_int_equal(reported(p, "iocost.rlat")->outcome, OUTCOME_GONE);
-        assert_int_equal(reported(p, "nr_requests")->outcome, OUTCOME_SKIPPED);
+        p = run(&c, NULL, &st);
+        assert_int_equal(fixture_action(p, "iocost.rlat")->outcome, OUTCOME_GONE);
+        assert_int_equal(fixture_action(p, "nr_requests")->outcome, OUTCOME_SKIPPED);
         assert_int_equal(st.failed, 0);
         assert_int_equal(st.gone, 2);
         plan_free(p);
@@ -623,7 +589,7 @@ static void test_apply_not_applicable(void **state) {
         setup(&c, false, NULL, "iocost.enable = yes\nnr_requests = 64\n");
         assert_int_equal(sysfs_iocost_probe(c.s), -ENOENT);
         p = run(&c, NULL, &st);
-        assert_int_equal(reported(p, "iocost.enable")->outcome, OUTCOME_UNSUPPORTED);
+        assert_int_equal(fixture_action(p, "iocost.enable")->outcome, OUTCOME_UNSUPPORTED);
         assert_string_equal(c.k->log, "nvme0n1:queue/nr_requests=64\n");
         plan_free(p);
         teardown(&c);
@@ -636,7 +602,7 @@ static void test_apply_static_key(void **state) {
         setup(&c, true, "6.16.3", "iocost.enable = yes\n");
         assert_string_equal(sysfs_kernel_release(c.s), "6.16.3");
         p = run(&c, NULL, NULL);
-        assert_int_equal(reported(p, "iocost.enable")->outcome, OUTCOME_REFUSED);
+        assert_int_equal(fixture_action(p, "iocost.enable")->outcome, OUTCOME_REFUSED);
         assert_int_equal(c.k->n_writes, 0);
         plan_free(p);
         teardown(&c);
@@ -662,7 +628,7 @@ static void test_apply_hwdb(void **state) {
                             "wseqiops=11 wrandiops=12\n"
                             "nvme0n1:io.cost.qos=259:0 enable=1 ctrl=user rpct=99.00 rlat=8000 wpct=99.00 "
                             "wlat=8000 min=75.00 max=120.00\n");
-        assert_string_equal(reported(p, "iocost.rlat")->file, "udev hwdb IOCOST_QOS_naive, via apply.conf");
+        assert_string_equal(fixture_action(p, "iocost.rlat")->file, "udev hwdb IOCOST_QOS_naive, via apply.conf");
         plan_free(p);
         c.k->log[0] = 0;
         c.k->n_writes = 0;

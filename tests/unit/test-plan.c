@@ -9,6 +9,7 @@
 
 #include "conf.h"
 #include "fake-kernel.h"
+#include "fixture.h"
 #include "plan.h"
 #include "util.h"
 
@@ -33,8 +34,7 @@ static void ctx_done(Ctx *c) {
 /* Build a disk from @spec, optionally overwrite its scheduler line with @sched_line (real
  * text of a given kernel), plan the settings of @settings for it. */
 static void plan_for(Ctx *c, const FakeDiskSpec *spec, const char *sched_line, const char *settings) {
-        _cleanup_(strv_freep) char **errors = calloc(1, sizeof(char *));
-        char text[2048], path[256];
+        char path[256];
 
         *c = (Ctx) {};
         c->k = fake_kernel_new();
@@ -48,19 +48,13 @@ static void plan_for(Ctx *c, const FakeDiskSpec *spec, const char *sched_line, c
         fake_kernel_attach(c->k, c->s);
         assert_int_equal(sysfs_load_disk(c->s, spec->name, NULL, NULL, &c->d), 0);
 
-        snprintf(text, sizeof(text), "[rule r]\nmatch.name = *\n%s\n", settings);
-        c->p = policy_new();
-        assert_int_equal(conf_parse_text(text, strlen(text), "plan.conf", c->p, &errors), 0);
+        c->p = fixture_policy("plan.conf", "*", settings);
         assert_int_equal(policy_resolve(c->p, c->d, &c->r), 0);
         assert_int_equal(plan_build(c->d, c->r, &c->plan), 0);
 }
 
 static const Action *action(const Ctx *c, const char *key) {
-        for (size_t i = 0; i < c->plan->n_actions; i++)
-                if (streq(c->plan->actions[i].key, key))
-                        return &c->plan->actions[i];
-        fail_msg("no action for %s", key);
-        return NULL;
+        return fixture_action(c->plan, key);
 }
 
 static void expect(const char *settings, const FakeDiskSpec *spec, const char *sched_line,

@@ -1,0 +1,44 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <cmocka.h>
+
+#include "conf.h"
+#include "fixture.h"
+#include "util.h"
+
+Policy *fixture_policy(const char *file, const char *match_name, const char *settings) {
+        _cleanup_(strv_freep) char **errors = calloc(1, sizeof(char *));
+        _cleanup_(freep) char *text = strdup_printf("[rule r]\nmatch.name = %s\n%s\n", match_name,
+                                                    settings);
+        Policy *p = policy_new();
+
+        assert_non_null(errors);
+        assert_non_null(text);
+        assert_non_null(p);
+        assert_int_equal(conf_parse_text(text, strlen(text), file, p, &errors), 0);
+        if (!strv_isempty(errors))
+                fail_msg("%s", errors[0]);
+        return p;
+}
+
+const Action *fixture_action(const Plan *plan, const char *key) {
+        for (size_t i = 0; i < plan->n_actions; i++)
+                if (streq(plan->actions[i].key, key))
+                        return &plan->actions[i];
+        fail_msg("no action for %s", key);
+        return NULL;
+}
+
+Plan *fixture_apply(Sysfs *s, const Policy *p, const char *disk, char * const *props,
+                    const DiskLoad *load, ApplyFlags flags, ApplyStats *stats) {
+        _cleanup_(disk_freep) Disk *d = NULL;
+        _cleanup_(resolved_freep) Resolved *r = NULL;
+        Plan *report = NULL;
+
+        assert_int_equal(sysfs_load_disk(s, disk, props, load, &d), 0);
+        assert_int_equal(policy_resolve(p, d, &r), 0);
+        assert_int_equal(apply_disk(s, d, r, flags, &report, stats), 0);
+        return report;
+}

@@ -1,0 +1,22 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+#pragma once
+
+/*
+ * What the unit tests of the planner and of apply_disk() share: a policy of one rule from a
+ * few lines of text, the action of a plan for a key, one disk loaded, resolved and applied.
+ * Each one fails the running cmocka test on an error.
+ */
+#include "apply.h"
+#include "policy.h"
+
+/* A policy of one rule "r", "match.name = @match_name" and then @settings (a "key = value"
+ * a line, from line 3 on), parsed as the file @file. */
+Policy *fixture_policy(const char *file, const char *match_name, const char *settings);
+
+/* The action of @plan for @key. */
+const Action *fixture_action(const Plan *plan, const char *key);
+
+/* Load @disk (udev properties @props; @load as sysfs_load_disk() takes it), resolve @p for it
+ * and apply it: the report. */
+Plan *fixture_apply(Sysfs *s, const Policy *p, const char *disk, char * const *props,
+                    const DiskLoad *load, ApplyFlags flags, ApplyStats *stats);
