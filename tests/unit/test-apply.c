@@ -208,103 +208,101 @@ static void test_einval_falls_back(void **state) {
         teardown(&c);
 }
 
-static void test_vanishing_disk(void **state) {
-        ApplyStats st = {};
-        Plan *p;
-        Ctx c;
+/* A disk that goes away while its writes go out: the disk it was, the write that finds it gone
+ * (FakeKernel.vanish_*), and what then becomes of each key and of the writes. */
+typedef struct GoneCase {
+        const char *what;
+        const FakeDiskSpec *spec;
+        const char *settings;
+        int vanish_after;
+        bool vanish_after_success, vanish_queue_only;
+        const FakeDiskSpec *vanish_readd;
+        struct {
+                const char *key;
+                Outcome outcome;
+        } keys[3];
+        unsigned gone, n_writes;
+} GoneCase;
 
-        setup(&c, &ssd, "scheduler = mq-deadline\nnr_requests = 32\nread_ahead_kb = 64\n");
-        c.k->vanish_after = 2;  /* gone at the second write */
-        p = run(&c, "sda", 0, &st);
-        assert_int_equal(fixture_action(p, "scheduler")->outcome, OUTCOME_WRITTEN);
-        assert_int_equal(fixture_action(p, "nr_requests")->outcome, OUTCOME_GONE);
-        assert_int_equal(fixture_action(p, "read_ahead_kb")->outcome, OUTCOME_GONE);
-        assert_int_equal(st.failed, 0);
-        assert_int_equal(st.gone, 2);
-        assert_int_equal(c.k->n_writes, 2);
-        plan_free(p);
-        teardown(&c);
-}
+static const FakeDiskSpec loop7_41 = { .name = "loop7", .devnum = "7:7", .scheduler = "none",
+                                       .queues = 1, .diskseq = "41" };
+static const FakeDiskSpec loop7_42 = { .name = "loop7", .devnum = "7:7", .scheduler = "none",
+                                       .queues = 1, .diskseq = "42" };
+static const FakeDiskSpec loop7_noseq = { .name = "loop7", .devnum = "7:7", .scheduler = "none",
+                                          .queues = 1 };
 
-/* The disk went away and a new one came with the same name and number before iosched
- * looked (loop devices do that): the ENODEV of a queue attribute's open file is proof enough
- * that the disk it was opened for is gone. Nothing is written to the new one. */
-static void test_replaced_disk(void **state) {
-        ApplyStats st = {};
-        Plan *p;
-        Ctx c;
+static const GoneCase gone_cases[] = {
+        {
+                .what = "gone at the second write",
+                .spec = &ssd, .settings = "scheduler = mq-deadline\nnr_requests = 32\nread_ahead_kb = 64\n",
+                .vanish_after = 2,
+                .keys = { { "scheduler", OUTCOME_WRITTEN }, { "nr_requests", OUTCOME_GONE },
+                          { "read_ahead_kb", OUTCOME_GONE } },
+                .gone = 2, .n_writes = 2,
+        },
+        /* The disk went away and a new one came with the same name and number before iosched
+         * looked (loop devices do that): the ENODEV of a queue attribute's open file is proof
+         * enough that the disk it was opened for is gone. Nothing is written to the new one. */
+        {
+                .what = "replaced",
+                .spec = &ssd, .settings = "nr_requests = 32\nread_ahead_kb = 64\n",
+                .vanish_after = 1, .vanish_readd = &ssd,
+                .keys = { { "nr_requests", OUTCOME_GONE }, { "read_ahead_kb", OUTCOME_GONE } },
+                .gone = 2, .n_writes = 1,
+        },
+        /* The write went through, then the disk was removed and made again with the same name
+         * and number (a loop device) before the value was read back: the value read is the new
+         * device's, and only diskseq tells the two apart. The old disk is gone; the new one gets
+         * no write (its own uevent brings its policy). */
+        {
+                .what = "replaced after the write",
+                .spec = &loop7_41, .settings = "nr_requests = 32\nread_ahead_kb = 64\n",
+                .vanish_after = 1, .vanish_after_success = true, .vanish_readd = &loop7_42,
+                .keys = { { "nr_requests", OUTCOME_GONE }, { "read_ahead_kb", OUTCOME_GONE } },
+                .gone = 2, .n_writes = 1,
+        },
+        /* The same race without diskseq (before Linux 5.15): indistinguishable from another
+         * writer coming in between; the one more write lands on the new device. */
+        {
+                .what = "replaced after the write, no diskseq",
+                .spec = &loop7_noseq, .settings = "nr_requests = 32\n",
+                .vanish_after = 1, .vanish_after_success = true, .vanish_readd = &loop7_noseq,
+                .keys = { { "nr_requests", OUTCOME_WRITTEN } },
+                .gone = 0, .n_writes = 2,
+        },
+        /* del_gendisk() removes queue/ long before "dev": a disk caught in between is gone, not
+         * a disk whose attributes cannot be read (which would make the write a failure). */
+        {
+                .what = "half deleted",
+                .spec = &ssd, .settings = "nr_requests = 32\nread_ahead_kb = 64\n",
+                .vanish_after = 1, .vanish_queue_only = true,
+                .keys = { { "nr_requests", OUTCOME_GONE }, { "read_ahead_kb", OUTCOME_GONE } },
+                .gone = 2, .n_writes = 1,
+        },
+};
 
-        setup(&c, &ssd, "nr_requests = 32\nread_ahead_kb = 64\n");
-        c.k->vanish_after = 1;
-        c.k->vanish_readd = &ssd;
-        p = run(&c, "sda", 0, &st);
-        assert_int_equal(fixture_action(p, "nr_requests")->outcome, OUTCOME_GONE);
-        assert_int_equal(fixture_action(p, "read_ahead_kb")->outcome, OUTCOME_GONE);
-        assert_int_equal(st.failed, 0);
-        assert_int_equal(c.k->n_writes, 1);
-        plan_free(p);
-        teardown(&c);
-}
+static void test_disk_gone(void **state) {
+        for (size_t i = 0; i < ELEMENTSOF(gone_cases); i++) {
+                const GoneCase *t = &gone_cases[i];
+                ApplyStats st = {};
+                Plan *p;
+                Ctx c;
 
-/* The write went through, then the disk was removed and made again with the same name and
- * number (a loop device) before the value was read back: the value read is the new device's,
- * and only diskseq tells the two apart. The old disk is gone; the new one gets no write (its
- * own uevent brings its policy). Without diskseq, the same race is a failed write. */
-static void test_replaced_after_write(void **state) {
-        static const FakeDiskSpec old = { .name = "loop7", .devnum = "7:7", .scheduler = "none",
-                                          .queues = 1, .diskseq = "41" };
-        static const FakeDiskSpec new = { .name = "loop7", .devnum = "7:7", .scheduler = "none",
-                                          .queues = 1, .diskseq = "42" };
-        static const FakeDiskSpec old_noseq = { .name = "loop7", .devnum = "7:7",
-                                                .scheduler = "none", .queues = 1 };
-        ApplyStats st = {};
-        Plan *p;
-        Ctx c;
-
-        setup(&c, &old, "nr_requests = 32\nread_ahead_kb = 64\n");
-        c.k->vanish_after = 1;
-        c.k->vanish_after_success = true;
-        c.k->vanish_readd = &new;
-        p = run(&c, "loop7", 0, &st);
-        assert_int_equal(fixture_action(p, "nr_requests")->outcome, OUTCOME_GONE);
-        assert_int_equal(fixture_action(p, "read_ahead_kb")->outcome, OUTCOME_GONE);
-        assert_int_equal(st.failed, 0);
-        assert_int_equal(st.gone, 2);
-        assert_int_equal(c.k->n_writes, 1);
-        plan_free(p);
-        teardown(&c);
-
-        /* No diskseq (before Linux 5.15): indistinguishable from another writer coming in
-         * between; the one more write lands on the new device. */
-        st = (ApplyStats) {};
-        setup(&c, &old_noseq, "nr_requests = 32\n");
-        c.k->vanish_after = 1;
-        c.k->vanish_after_success = true;
-        c.k->vanish_readd = &old_noseq;
-        p = run(&c, "loop7", 0, &st);
-        assert_int_equal(fixture_action(p, "nr_requests")->outcome, OUTCOME_WRITTEN);
-        assert_int_equal(st.gone, 0);
-        assert_int_equal(c.k->n_writes, 2);
-        plan_free(p);
-        teardown(&c);
-}
-
-/* del_gendisk() removes queue/ long before "dev": a disk caught in between is gone, not a
- * disk whose attributes cannot be read (which would make the write a failure). */
-static void test_half_deleted_disk(void **state) {
-        ApplyStats st = {};
-        Plan *p;
-        Ctx c;
-
-        setup(&c, &ssd, "nr_requests = 32\nread_ahead_kb = 64\n");
-        c.k->vanish_after = 1;
-        c.k->vanish_queue_only = true;
-        p = run(&c, "sda", 0, &st);
-        assert_int_equal(fixture_action(p, "nr_requests")->outcome, OUTCOME_GONE);
-        assert_int_equal(fixture_action(p, "read_ahead_kb")->outcome, OUTCOME_GONE);
-        assert_int_equal(st.failed, 0);
-        plan_free(p);
-        teardown(&c);
+                print_message("%s\n", t->what);
+                setup(&c, t->spec, t->settings);
+                c.k->vanish_after = t->vanish_after;
+                c.k->vanish_after_success = t->vanish_after_success;
+                c.k->vanish_queue_only = t->vanish_queue_only;
+                c.k->vanish_readd = t->vanish_readd;
+                p = run(&c, t->spec->name, 0, &st);
+                for (size_t j = 0; j < ELEMENTSOF(t->keys) && t->keys[j].key; j++)
+                        assert_int_equal(fixture_action(p, t->keys[j].key)->outcome, t->keys[j].outcome);
+                assert_int_equal(st.failed, 0);
+                assert_int_equal(st.gone, t->gone);
+                assert_int_equal(c.k->n_writes, t->n_writes);
+                plan_free(p);
+                teardown(&c);
+        }
 }
 
 static int ignoring_hook(Sysfs *s, int fd, const char *disk, const char *rel, const char *value,
@@ -436,10 +434,7 @@ int main(void) {
                 cmocka_unit_test(test_limits_raise_read_ahead),
                 cmocka_unit_test(test_busy_is_retried),
                 cmocka_unit_test(test_einval_falls_back),
-                cmocka_unit_test(test_vanishing_disk),
-                cmocka_unit_test(test_replaced_disk),
-                cmocka_unit_test(test_replaced_after_write),
-                cmocka_unit_test(test_half_deleted_disk),
+                cmocka_unit_test(test_disk_gone),
                 cmocka_unit_test(test_write_not_confirmed),
                 cmocka_unit_test(test_value_changed_after_write),
                 cmocka_unit_test(test_dry_run),
