@@ -42,3 +42,21 @@ Plan *fixture_apply(Sysfs *s, const Policy *p, const char *disk, char * const *p
         assert_int_equal(apply_disk(s, d, r, flags, &report, stats), 0);
         return report;
 }
+
+void fixture_plan(FixturePlan *ret, const char *file, const Disk *d, const char *settings) {
+        *ret = (FixturePlan) { .policy = fixture_policy(file, "*", settings) };
+        assert_int_equal(policy_resolve(ret->policy, d, &ret->resolved), 0);
+        assert_int_equal(plan_build(d, ret->resolved, &ret->plan), 0);
+}
+
+void fixture_plan_again(FixturePlan *x, const Disk *d) {
+        x->plan = plan_free(x->plan);
+        assert_int_equal(plan_build(d, x->resolved, &x->plan), 0);
+}
+
+void fixture_plan_done(FixturePlan *x) {
+        plan_free(x->plan);
+        resolved_free(x->resolved);
+        policy_free(x->policy);
+        *x = (FixturePlan) {};
+}

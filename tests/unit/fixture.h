@@ -20,3 +20,16 @@ const Action *fixture_action(const Plan *plan, const char *key);
  * and apply it: the report. */
 Plan *fixture_apply(Sysfs *s, const Policy *p, const char *disk, char * const *props,
                     const DiskLoad *load, ApplyFlags flags, ApplyStats *stats);
+
+/* A policy, what it resolves to for one disk, and its plan for the disk. */
+typedef struct FixturePlan {
+        Policy *policy;
+        Resolved *resolved;
+        Plan *plan;
+} FixturePlan;
+
+/* fixture_policy(@file, "*", @settings), resolved and planned for @d. */
+void fixture_plan(FixturePlan *ret, const char *file, const Disk *d, const char *settings);
+/* The plan again, for @d read again or changed by the test. */
+void fixture_plan_again(FixturePlan *x, const Disk *d);
+void fixture_plan_done(FixturePlan *x);

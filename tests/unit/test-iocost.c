@@ -248,27 +248,26 @@ static Disk *disk_with(const char *qos, const char *model, const char *release) 
         return d;
 }
 
+/* The plan of some settings for a disk, and the io.cost lines it writes (NULL for none). */
 typedef struct Planned {
-        Policy *p;
-        Resolved *r;
-        Plan *plan;
+        FixturePlan fp;
         char *qos, *model;
 } Planned;
 
 static void planned_done(Planned *x) {
-        plan_free(x->plan);
-        resolved_free(x->r);
-        policy_free(x->p);
+        fixture_plan_done(&x->fp);
         free(x->qos);
         free(x->model);
 }
 
 static void plan_with(Planned *x, const Disk *d, const char *settings) {
-        *x = (Planned) { .p = fixture_policy("t.conf", "*", settings) };
-        assert_int_equal(policy_resolve(x->p, d, &x->r), 0);
-        assert_int_equal(plan_build(d, x->r, &x->plan), 0);
-        x->qos = iocost_write_line(d->devnum, x->plan->actions, x->plan->n_actions, ATTR_FILE_IOCOST_QOS);
-        x->model = iocost_write_line(d->devnum, x->plan->actions, x->plan->n_actions, ATTR_FILE_IOCOST_MODEL);
+        const Plan *p;
+
+        *x = (Planned) {};
+        fixture_plan(&x->fp, "t.conf", d, settings);
+        p = x->fp.plan;
+        x->qos = iocost_write_line(d->devnum, p->actions, p->n_actions, ATTR_FILE_IOCOST_QOS);
+        x->model = iocost_write_line(d->devnum, p->actions, p->n_actions, ATTR_FILE_IOCOST_MODEL);
 }
 
 /* The qos and model lines that SETTINGS plan for D: "" for no line, NULL for not checked. */
@@ -288,7 +287,7 @@ static void expect_lines(const Disk *d, const char *settings, const char *qos, c
 }
 
 static const Action *action(const Planned *x, const char *key) {
-        return fixture_action(x->plan, key);
+        return fixture_action(x->fp.plan, key);
 }
 
 #define USER_QOS_SETTINGS \
@@ -436,7 +435,7 @@ static void test_plan_solution(void **state) {
         /* no such solution: said on the solution key, nothing else planned from it */
         plan_with(&x, d, "iocost.solution = bandwidth\n");
         assert_int_equal(action(&x, "iocost.solution")->type, ACTION_UNSUPPORTED);
-        assert_int_equal(x.plan->n_actions, 1);
+        assert_int_equal(x.fp.plan->n_actions, 1);
         planned_done(&x);
 
         /* a hwdb value iosched would refuse in a file: none of the solution is taken */
@@ -444,7 +443,7 @@ static void test_plan_solution(void **state) {
         d->hwdb[1] = strdup("IOCOST_QOS_NAIVE=rpct=101 rlat=8000");
         plan_with(&x, d, "iocost.solution = naive\n");
         assert_int_equal(action(&x, "iocost.solution")->type, ACTION_UNSUPPORTED);
-        assert_int_equal(x.plan->n_actions, 1);
+        assert_int_equal(x.fp.plan->n_actions, 1);
         planned_done(&x);
 }
 

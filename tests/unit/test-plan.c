@@ -16,17 +16,13 @@
 typedef struct Ctx {
         FakeKernel *k;
         Sysfs *s;
-        Policy *p;
         Disk *d;
-        Resolved *r;
-        Plan *plan;
+        FixturePlan x;
 } Ctx;
 
 static void ctx_done(Ctx *c) {
-        plan_free(c->plan);
-        resolved_free(c->r);
+        fixture_plan_done(&c->x);
         disk_free(c->d);
-        policy_free(c->p);
         sysfs_free(c->s);
         fake_kernel_free(c->k);
 }
@@ -48,13 +44,11 @@ static void plan_for(Ctx *c, const FakeDiskSpec *spec, const char *sched_line, c
         fake_kernel_attach(c->k, c->s);
         assert_int_equal(sysfs_load_disk(c->s, spec->name, NULL, NULL, &c->d), 0);
 
-        c->p = fixture_policy("plan.conf", "*", settings);
-        assert_int_equal(policy_resolve(c->p, c->d, &c->r), 0);
-        assert_int_equal(plan_build(c->d, c->r, &c->plan), 0);
+        fixture_plan(&c->x, "plan.conf", c->d, settings);
 }
 
 static const Action *action(const Ctx *c, const char *key) {
-        return fixture_action(c->plan, key);
+        return fixture_action(c->x.plan, key);
 }
 
 static void expect(const char *settings, const FakeDiskSpec *spec, const char *sched_line,
@@ -122,8 +116,7 @@ static void check_loadable(const char *offered, const char *sched, const char *m
         assert_int_equal(fake_write(c.k, path, ""), 0);
         disk_free(c.d);
         assert_int_equal(sysfs_load_disk(c.s, "sda", NULL, NULL, &c.d), 0);
-        plan_free(c.plan);
-        assert_int_equal(plan_build(c.d, c.r, &c.plan), 0);
+        fixture_plan_again(&c.x, c.d);
         assert_int_equal(action(&c, "scheduler")->type, ACTION_WRITE);
         assert_string_equal(action(&c, "scheduler")->write, sched);
         ctx_done(&c);
@@ -151,17 +144,17 @@ static void test_tunables(void **state) {
         /* order: scheduler, tunables, nr_requests, wbt, the rest, read_ahead_kb last */
         plan_for(&c, &nvme, NULL,
                  "read_ahead_kb = 64\nwbt_lat_usec = 500\nnr_requests = 32\niosched.fifo_batch = 4\nscheduler = mq-deadline\nrq_affinity = 2");
-        assert_int_equal(c.plan->n_actions, 6);
-        assert_string_equal(c.plan->actions[0].key, "scheduler");
-        assert_string_equal(c.plan->actions[1].key, "iosched.fifo_batch");
-        assert_string_equal(c.plan->actions[2].key, "nr_requests");
-        assert_string_equal(c.plan->actions[3].key, "wbt_lat_usec");
-        assert_string_equal(c.plan->actions[4].key, "rq_affinity");
-        assert_string_equal(c.plan->actions[5].key, "read_ahead_kb");
+        assert_int_equal(c.x.plan->n_actions, 6);
+        assert_string_equal(c.x.plan->actions[0].key, "scheduler");
+        assert_string_equal(c.x.plan->actions[1].key, "iosched.fifo_batch");
+        assert_string_equal(c.x.plan->actions[2].key, "nr_requests");
+        assert_string_equal(c.x.plan->actions[3].key, "wbt_lat_usec");
+        assert_string_equal(c.x.plan->actions[4].key, "rq_affinity");
+        assert_string_equal(c.x.plan->actions[5].key, "read_ahead_kb");
         for (size_t i = 1; i <= 3; i++)
-                assert_true(c.plan->actions[i].after_switch);
-        assert_false(c.plan->actions[4].after_switch);
-        assert_false(c.plan->actions[5].after_switch);
+                assert_true(c.x.plan->actions[i].after_switch);
+        assert_false(c.x.plan->actions[4].after_switch);
+        assert_false(c.x.plan->actions[5].after_switch);
         ctx_done(&c);
 }
 
@@ -175,8 +168,7 @@ static void test_tunable_in_jiffies(void **state) {
         assert_int_equal(sysfs_reload_settings(c.s, c.d), 0);
         for (unsigned hz = 0; hz <= 1000; hz += 250) {
                 c.d->hz = hz;
-                plan_free(c.plan);
-                assert_int_equal(plan_build(c.d, c.r, &c.plan), 0);
+                fixture_plan_again(&c.x, c.d);
                 /* 252 is 250 rounded up to a tick at HZ=250 only */
                 assert_int_equal(action(&c, "iosched.read_expire")->type,
                                  hz == 250 ? ACTION_SKIP : ACTION_WRITE);
@@ -228,8 +220,7 @@ static void test_unparsable_current(void **state) {
         plan_for(&c, &ssd, NULL, "nr_requests = 64");
         assert_int_equal(fake_write(c.k, "sys/class/block/sda/queue/nr_requests", "garbage"), 0);
         assert_int_equal(sysfs_reload_settings(c.s, c.d), 0);
-        plan_free(c.plan);
-        assert_int_equal(plan_build(c.d, c.r, &c.plan), 0);
+        fixture_plan_again(&c.x, c.d);
         assert_int_equal(action(&c, "nr_requests")->type, ACTION_UNSUPPORTED);
         assert_non_null(strstr(action(&c, "nr_requests")->reason, "cannot be parsed"));
         ctx_done(&c);
