@@ -186,17 +186,22 @@ static void test_static_key_kernels(void **state) {
         assert_false(kernel_has_rqos_static_key(NULL));
 }
 
+/* A disk's udev properties from systemd's hwdb: "naive" (systemd's default) listed after two
+ * others, the first without a model; a picker that takes the first listed, or the first
+ * complete one, shows. */
+static char *hwdb_props[] = {
+        "ID_MODEL=Samsung SSD 970",
+        "IOCOST_SOLUTIONS=isolation isolated-bandwidth naive bandwidth",
+        "IOCOST_QOS_NAIVE=rpct=99.00 rlat=8000 wpct=99.00 wlat=8000 min=75.00 max=100.00",
+        "IOCOST_MODEL_NAIVE=rbps=1 rseqiops=2 rrandiops=3 wbps=4 wseqiops=5 wrandiops=6",
+        "IOCOST_QOS_ISOLATED_BANDWIDTH=rpct=95.00 rlat=5000 wpct=95.00 wlat=5000 min=50.00 max=150.00",
+        "IOCOST_MODEL_ISOLATED_BANDWIDTH=rbps=7 rseqiops=8 rrandiops=9 wbps=10 wseqiops=11 wrandiops=12",
+        "IOCOST_QOS_ISOLATION=rpct=50.00 rlat=1000 wpct=50.00 wlat=1000 min=1.00 max=100.00",
+        NULL,
+};
+
 static void test_solution_pick(void **state) {
-        char *props[] = {
-                "ID_MODEL=Samsung SSD 970",
-                "IOCOST_SOLUTIONS=isolation isolated-bandwidth naive bandwidth",
-                "IOCOST_QOS_NAIVE=rpct=99.00 rlat=8000 wpct=99.00 wlat=8000 min=75.00 max=100.00",
-                "IOCOST_MODEL_NAIVE=rbps=1 rseqiops=2 rrandiops=3 wbps=4 wseqiops=5 wrandiops=6",
-                "IOCOST_QOS_ISOLATED_BANDWIDTH=rpct=95.00 rlat=5000 wpct=95.00 wlat=5000 min=50.00 max=150.00",
-                "IOCOST_MODEL_ISOLATED_BANDWIDTH=rbps=7 rseqiops=8 rrandiops=9 wbps=10 wseqiops=11 wrandiops=12",
-                "IOCOST_QOS_ISOLATION=rpct=50.00 rlat=1000 wpct=50.00 wlat=1000 min=1.00 max=100.00",
-                NULL,
-        };
+        char **props = hwdb_props;
         char *no_naive[] = {
                 "IOCOST_SOLUTIONS=  bandwidth\tisolation ",
                 "IOCOST_QOS_BANDWIDTH=rlat=1",
@@ -608,23 +613,15 @@ static void test_apply_static_key(void **state) {
 }
 
 static void test_apply_hwdb(void **state) {
-        char *props[] = {
-                "ID_MODEL=Fake NVMe",
-                "IOCOST_SOLUTIONS=isolation naive",
-                "IOCOST_QOS_ISOLATION=rpct=95.00 rlat=5000 wpct=95.00 wlat=5000 min=50.00 max=150.00",
-                "IOCOST_MODEL_ISOLATION=rbps=1 rseqiops=2 rrandiops=3 wbps=4 wseqiops=5 wrandiops=6",
-                "IOCOST_QOS_NAIVE=rpct=99.00 rlat=8000 wpct=99.00 wlat=8000 min=75.00 max=100.00",
-                "IOCOST_MODEL_NAIVE=rbps=7 rseqiops=8 rrandiops=9 wbps=10 wseqiops=11 wrandiops=12",
-                NULL,
-        };
+        char **props = hwdb_props;
         Plan *p;
         Ctx c;
 
         setup(&c, true, "6.12.57+deb13-amd64", "iocost.solution = hwdb\niocost.max = 120\n");
         p = run(&c, props, NULL);
         assert_string_equal(c.k->log,
-                            "nvme0n1:io.cost.model=259:0 ctrl=user rbps=7 rseqiops=8 rrandiops=9 wbps=10 "
-                            "wseqiops=11 wrandiops=12\n"
+                            "nvme0n1:io.cost.model=259:0 ctrl=user rbps=1 rseqiops=2 rrandiops=3 wbps=4 "
+                            "wseqiops=5 wrandiops=6\n"
                             "nvme0n1:io.cost.qos=259:0 enable=1 ctrl=user rpct=99.00 rlat=8000 wpct=99.00 "
                             "wlat=8000 min=75.00 max=120.00\n");
         assert_string_equal(fixture_action(p, "iocost.rlat")->file, "udev hwdb IOCOST_QOS_naive, via apply.conf");
