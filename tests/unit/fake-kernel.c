@@ -343,6 +343,12 @@ void fake_kernel_attach(FakeKernel *k, Sysfs *s) {
         sysfs_set_hooks(s, fake_read_hook, fake_kernel_write_hook, k);
 }
 
+void fake_kernel_forget_writes(FakeKernel *k) {
+        k->log[0] = 0;
+        k->n_writes = 0;
+        k->iocost_writes = 0;
+}
+
 int fake_cgroup2_add(FakeKernel *k, const char *mountpoint, bool io, const char *release) {
         char p[PATH_MAX], line[512];
         int r;

@@ -48,6 +48,8 @@ int fake_disk_remove(FakeKernel *k, const char *name);
 int fake_write(FakeKernel *k, const char *path, const char *content);   /* path below root */
 char *fake_read(FakeKernel *k, const char *path);                      /* stripped, malloc'ed */
 void fake_kernel_attach(FakeKernel *k, Sysfs *s);
+/* Empty the log and zero the write counters: what a test checks next is what comes after. */
+void fake_kernel_forget_writes(FakeKernel *k);
 
 /*
  * A cgroup2 mount at @mountpoint ("/sys/fs/cgroup"), listed in proc/self/mountinfo, with

@@ -81,8 +81,7 @@ static void test_changes_in_order_then_nothing(void **state) {
         plan_free(p);
 
         /* the same policy again: zero writes */
-        c.k->log[0] = 0;
-        c.k->n_writes = 0;
+        fake_kernel_forget_writes(c.k);
         st = (ApplyStats) {};
         p = run(&c, "sda", 0, &st);
         assert_int_equal(c.k->n_writes, 0);
@@ -139,8 +138,7 @@ static void test_limits_raise_read_ahead(void **state) {
 
                 assert_string_equal(ra, "64");
         }
-        c.k->log[0] = 0;
-        c.k->n_writes = 0;
+        fake_kernel_forget_writes(c.k);
         p = run(&c, "sda", 0, NULL);
         assert_int_equal(c.k->n_writes, 0);
         plan_free(p);

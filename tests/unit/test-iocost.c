@@ -519,8 +519,7 @@ static void test_apply_converges(void **state) {
         free(v);
 
         /* again: not one write */
-        c.k->log[0] = 0;
-        c.k->n_writes = c.k->iocost_writes = 0;
+        fake_kernel_forget_writes(c.k);
         p = run(&c, NULL, NULL);
         assert_int_equal(c.k->n_writes, 0);
         assert_int_equal(fixture_action(p, "iocost.enable")->outcome, OUTCOME_SKIPPED);
@@ -626,8 +625,7 @@ static void test_apply_hwdb(void **state) {
                             "wlat=8000 min=75.00 max=120.00\n");
         assert_string_equal(fixture_action(p, "iocost.rlat")->file, "udev hwdb IOCOST_QOS_naive, via apply.conf");
         plan_free(p);
-        c.k->log[0] = 0;
-        c.k->n_writes = 0;
+        fake_kernel_forget_writes(c.k);
         p = run(&c, props, NULL);
         assert_int_equal(c.k->n_writes, 0);
         plan_free(p);
