@@ -371,10 +371,6 @@ static int read_setting_value(sd_bus_message *msg, const char *key, char **ret, 
                 r = sd_bus_message_read_basic(msg, 's', &s);
                 if (r < 0)
                         return r;
-                if (strlen(s) > SETTING_VALUE_MAX)
-                        return sd_bus_error_setf(error, BUS_ERROR_INVALID_SETTING,
-                                                 "Value of %s is longer than %d characters.", key,
-                                                 SETTING_VALUE_MAX);
                 *ret = strdup(s);
         } else if (streq(contents, "as")) {
                 _cleanup_(strv_freep) char **l = NULL;
@@ -383,12 +379,6 @@ static int read_setting_value(sd_bus_message *msg, const char *key, char **ret, 
                 if (r < 0)
                         return r;
                 *ret = strv_join(l, " ");
-                if (*ret && strlen(*ret) > SETTING_VALUE_MAX) {
-                        *ret = mfree(*ret);
-                        return sd_bus_error_setf(error, BUS_ERROR_INVALID_SETTING,
-                                                 "Value of %s is longer than %d characters.", key,
-                                                 SETTING_VALUE_MAX);
-                }
         } else if (streq(contents, "b")) {
                 int b;
 
@@ -426,6 +416,13 @@ static int read_setting_value(sd_bus_message *msg, const char *key, char **ret, 
                                          shown(contents));
         if (!*ret)
                 return -ENOMEM;
+        /* A string, or a list joined: numbers and booleans are shorter. */
+        if (strlen(*ret) > SETTING_VALUE_MAX) {
+                *ret = mfree(*ret);
+                return sd_bus_error_setf(error, BUS_ERROR_INVALID_SETTING,
+                                         "Value of %s is longer than %d characters.", key,
+                                         SETTING_VALUE_MAX);
+        }
         return sd_bus_message_exit_container(msg);
 }
 
