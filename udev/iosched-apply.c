@@ -83,13 +83,13 @@ static int parse_argv(int argc, char *argv[]) {
                 case ARG_JSON:
                         arg.json = true;
                         break;
-                CLI_CASES_PATHS(arg);
                 case 'v':
                         arg.verbose = true;
                         break;
                 case 'q':
                         arg.quiet = true;
                         break;
+                CLI_CASES_PATHS(arg);
                 default:
                         return -EINVAL;
                 }
