@@ -325,9 +325,9 @@ static void strv_array_free(char **(*a)[N_DROPIN_DIRS]) {
 /* The "*.conf" names in one drop-in directory; an absent directory has none. */
 static int dir_list_names(const char *path, char ***ret, char ***errors) {
         _cleanup_(strv_freep) char **names = calloc(1, sizeof(char *));
+        _cleanup_(closedirp) DIR *dir = NULL;
         struct dirent *de;
-        DIR *dir;
-        int r = 0;
+        int r;
 
         if (!names)
                 return -ENOMEM;
@@ -348,7 +348,7 @@ static int dir_list_names(const char *path, char ***ret, char ***errors) {
                         if (errno != 0 && errors &&
                             strv_push(errors, strdup_printf("%s:0: cannot read directory: %s",
                                                             path, strerror(errno))) < 0)
-                                r = -ENOMEM;
+                                return -ENOMEM;
                         break;
                 }
                 if (!dropin_name_is_valid(de->d_name))
@@ -356,19 +356,14 @@ static int dir_list_names(const char *path, char ***ret, char ***errors) {
                 if (!utf8_is_valid(de->d_name)) {
                         /* Its path would be provenance on the bus, which takes UTF-8 only. */
                         if (errors && strv_push(errors, strdup_printf("%s:0: ignoring a drop-in whose "
-                                                                      "name is not valid UTF-8", path)) < 0) {
-                                r = -ENOMEM;
-                                break;
-                        }
+                                                                      "name is not valid UTF-8", path)) < 0)
+                                return -ENOMEM;
                         continue;
                 }
                 r = strv_extend(&names, de->d_name);
                 if (r < 0)
-                        break;
+                        return r;
         }
-        closedir(dir);
-        if (r < 0)
-                return r;
         *ret = TAKE_PTR(names);
         return 0;
 }

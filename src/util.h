@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 #pragma once
 
+#include <dirent.h>
 #include <stdint.h>
 #include <stdio.h>
 
@@ -9,6 +10,7 @@
 /* NULL-terminated string vectors. */
 char **strv_free(char **l);
 DEFINE_TRIVIAL_CLEANUP_FUNC(char **, strv_free);
+DEFINE_TRIVIAL_CLEANUP_FUNC(DIR *, closedir);
 size_t strv_length(char * const *l);
 static inline bool strv_isempty(char * const *l) { return !l || !*l; }
 int strv_push(char ***l, char *value);   /* takes ownership, also on failure */
