@@ -31,15 +31,32 @@ const Action *fixture_action(const Plan *plan, const char *key) {
         return NULL;
 }
 
-Plan *fixture_apply(Sysfs *s, const Policy *p, const char *disk, char * const *props,
-                    const DiskLoad *load, ApplyFlags flags, ApplyStats *stats) {
+void fixture_setup(Fixture *ret, const FakeDiskSpec *spec, const char *file, const char *match_name,
+                   const char *settings) {
+        *ret = (Fixture) { .k = fake_kernel_new() };
+        assert_non_null(ret->k);
+        assert_int_equal(fake_disk_add(ret->k, spec), 0);
+        assert_int_equal(sysfs_new(ret->k->root, &ret->s), 0);
+        fake_kernel_attach(ret->k, ret->s);
+        ret->p = fixture_policy(file, match_name, settings);
+}
+
+void fixture_teardown(Fixture *f) {
+        policy_free(f->p);
+        sysfs_free(f->s);
+        fake_kernel_free(f->k);
+        *f = (Fixture) {};
+}
+
+Plan *fixture_apply(const Fixture *f, const char *disk, char * const *props, const DiskLoad *load,
+                    ApplyFlags flags, ApplyStats *stats) {
         _cleanup_(disk_freep) Disk *d = NULL;
         _cleanup_(resolved_freep) Resolved *r = NULL;
         Plan *report = NULL;
 
-        assert_int_equal(sysfs_load_disk(s, disk, props, load, &d), 0);
-        assert_int_equal(policy_resolve(p, d, &r), 0);
-        assert_int_equal(apply_disk(s, d, r, flags, &report, stats), 0);
+        assert_int_equal(sysfs_load_disk(f->s, disk, props, load, &d), 0);
+        assert_int_equal(policy_resolve(f->p, d, &r), 0);
+        assert_int_equal(apply_disk(f->s, d, r, flags, &report, stats), 0);
         return report;
 }
 

@@ -3,10 +3,12 @@
 
 /*
  * What the unit tests of the planner and of apply_disk() share: a policy of one rule from a
- * few lines of text, the action of a plan for a key, one disk loaded, resolved and applied.
- * Each one fails the running cmocka test on an error.
+ * few lines of text, a fake kernel with one disk and such a policy, the action of a plan for
+ * a key, one disk loaded, resolved and applied. Each one fails the running cmocka test on an
+ * error.
  */
 #include "apply.h"
+#include "fake-kernel.h"
 #include "policy.h"
 
 /* A policy of one rule "r", "match.name = @match_name" and then @settings (a "key = value"
@@ -16,10 +18,22 @@ Policy *fixture_policy(const char *file, const char *match_name, const char *set
 /* The action of @plan for @key. */
 const Action *fixture_action(const Plan *plan, const char *key);
 
-/* Load @disk (udev properties @props; @load as sysfs_load_disk() takes it), resolve @p for it
- * and apply it: the report. */
-Plan *fixture_apply(Sysfs *s, const Policy *p, const char *disk, char * const *props,
-                    const DiskLoad *load, ApplyFlags flags, ApplyStats *stats);
+/* A fake kernel with one disk, a Sysfs on it that writes through the fake kernel, a policy. */
+typedef struct Fixture {
+        FakeKernel *k;
+        Sysfs *s;
+        Policy *p;
+} Fixture;
+
+/* The disk @spec, and the policy fixture_policy(@file, @match_name, @settings). */
+void fixture_setup(Fixture *ret, const FakeDiskSpec *spec, const char *file, const char *match_name,
+                   const char *settings);
+void fixture_teardown(Fixture *f);
+
+/* Load @disk (udev properties @props; @load as sysfs_load_disk() takes it), resolve the
+ * policy for it and apply it: the report. */
+Plan *fixture_apply(const Fixture *f, const char *disk, char * const *props, const DiskLoad *load,
+                    ApplyFlags flags, ApplyStats *stats);
 
 /* A policy, what it resolves to for one disk, and its plan for the disk. */
 typedef struct FixturePlan {

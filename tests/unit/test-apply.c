@@ -12,30 +12,12 @@
 #include "fixture.h"
 #include "util.h"
 
-typedef struct Ctx {
-        FakeKernel *k;
-        Sysfs *s;
-        Policy *p;
-} Ctx;
-
-static void setup(Ctx *c, const FakeDiskSpec *spec, const char *settings) {
-        *c = (Ctx) {};
-        c->k = fake_kernel_new();
-        assert_non_null(c->k);
-        assert_int_equal(fake_disk_add(c->k, spec), 0);
-        assert_int_equal(sysfs_new(c->k->root, &c->s), 0);
-        fake_kernel_attach(c->k, c->s);
-        c->p = fixture_policy("apply.conf", "*", settings);
+static void setup(Fixture *c, const FakeDiskSpec *spec, const char *settings) {
+        fixture_setup(c, spec, "apply.conf", "*", settings);
 }
 
-static void teardown(Ctx *c) {
-        policy_free(c->p);
-        sysfs_free(c->s);
-        fake_kernel_free(c->k);
-}
-
-static Plan *run(Ctx *c, const char *disk, ApplyFlags flags, ApplyStats *stats) {
-        return fixture_apply(c->s, c->p, disk, NULL, NULL, flags, stats);
+static Plan *run(Fixture *c, const char *disk, ApplyFlags flags, ApplyStats *stats) {
+        return fixture_apply(c, disk, NULL, NULL, flags, stats);
 }
 
 static const FakeDiskSpec ssd = { .name = "sda", .devnum = "8:0", .scheduler = "none", .queues = 1 };
@@ -56,7 +38,7 @@ static const FakeDiskSpec ssd = { .name = "sda", .devnum = "8:0", .scheduler = "
 static void test_changes_in_order_then_nothing(void **state) {
         ApplyStats st = {};
         Plan *p;
-        Ctx c;
+        Fixture c;
 
         setup(&c, &ssd, FULL_POLICY);
         p = run(&c, "sda", 0, &st);
@@ -89,14 +71,14 @@ static void test_changes_in_order_then_nothing(void **state) {
         assert_int_equal(st.skipped, 11);
         assert_int_equal(sysfs_get_n_writes(c.s), 11);
         plan_free(p);
-        teardown(&c);
+        fixture_teardown(&c);
 }
 
 static void test_switch_resets_then_decides_again(void **state) {
         FakeDiskSpec bfq = ssd;
         ApplyStats st = {};
         Plan *p;
-        Ctx c;
+        Fixture c;
 
         /* on bfq wbt reads 0; the switch to mq-deadline re-enables the default (2000); the
          * policy's "default" is then already right: decided after the switch, not written */
@@ -110,7 +92,7 @@ static void test_switch_resets_then_decides_again(void **state) {
         assert_int_equal(fixture_action(p, "nr_requests")->outcome, OUTCOME_SKIPPED);
         assert_int_equal(st.written, 1);
         plan_free(p);
-        teardown(&c);
+        fixture_teardown(&c);
 }
 
 /* A queue limit written after read_ahead_kb raised it again (blk_apply_bdi_limits() on a
@@ -119,7 +101,7 @@ static void test_limits_raise_read_ahead(void **state) {
         FakeDiskSpec hdd = ssd;
         ApplyStats st = {};
         Plan *p;
-        Ctx c;
+        Fixture c;
 
         hdd.rotational = 1;
         setup(&c, &hdd, "read_ahead_kb = 64\nmax_sectors_kb = 256\niostats = 0\n");
@@ -142,13 +124,13 @@ static void test_limits_raise_read_ahead(void **state) {
         p = run(&c, "sda", 0, NULL);
         assert_int_equal(c.k->n_writes, 0);
         plan_free(p);
-        teardown(&c);
+        fixture_teardown(&c);
 }
 
 static void test_busy_is_retried(void **state) {
         ApplyStats st = {};
         Plan *p;
-        Ctx c;
+        Fixture c;
 
         setup(&c, &ssd, "nr_requests = 32\n");
         c.k->busy = 3;
@@ -169,7 +151,7 @@ static void test_busy_is_retried(void **state) {
         assert_int_equal(fixture_action(p, "nr_requests")->error, -EBUSY);
         assert_int_equal(st.failed, 1);
         plan_free(p);
-        teardown(&c);
+        fixture_teardown(&c);
 }
 
 static void test_einval_falls_back(void **state) {
@@ -178,7 +160,7 @@ static void test_einval_falls_back(void **state) {
         char path[512];
         ApplyStats st = {};
         Plan *p;
-        Ctx c;
+        Fixture c;
 
         /* kyber looks loadable (a module file exists) but the kernel refuses it: the next
          * scheduler of the list is tried */
@@ -192,7 +174,7 @@ static void test_einval_falls_back(void **state) {
         assert_int_equal(fixture_action(p, "scheduler")->outcome, OUTCOME_WRITTEN);
         assert_string_equal(fixture_action(p, "scheduler")->result, "bfq");
         plan_free(p);
-        teardown(&c);
+        fixture_teardown(&c);
 
         /* nothing of the list works: a clear failure */
         setup(&c, &spec, "scheduler = kyber\n");
@@ -203,7 +185,7 @@ static void test_einval_falls_back(void **state) {
         assert_int_equal(fixture_action(p, "scheduler")->error, -EINVAL);
         assert_non_null(strstr(fixture_action(p, "scheduler")->reason, "Invalid argument"));
         plan_free(p);
-        teardown(&c);
+        fixture_teardown(&c);
 }
 
 /* A disk that goes away while its writes go out: the disk it was, the write that finds it gone
@@ -284,7 +266,7 @@ static void test_disk_gone(void **state) {
                 const GoneCase *t = &gone_cases[i];
                 ApplyStats st = {};
                 Plan *p;
-                Ctx c;
+                Fixture c;
 
                 print_message("%s\n", t->what);
                 setup(&c, t->spec, t->settings);
@@ -299,7 +281,7 @@ static void test_disk_gone(void **state) {
                 assert_int_equal(st.gone, t->gone);
                 assert_int_equal(c.k->n_writes, t->n_writes);
                 plan_free(p);
-                teardown(&c);
+                fixture_teardown(&c);
         }
 }
 
@@ -311,7 +293,7 @@ static int ignoring_hook(Sysfs *s, int fd, const char *disk, const char *rel, co
 static void test_write_not_confirmed(void **state) {
         ApplyStats st = {};
         Plan *p;
-        Ctx c;
+        Fixture c;
 
         setup(&c, &ssd, "nr_requests = 32\n");
         sysfs_set_hooks(c.s, NULL, ignoring_hook, NULL);
@@ -322,7 +304,7 @@ static void test_write_not_confirmed(void **state) {
         /* written once more in case another writer came in between, then given up */
         assert_int_equal(sysfs_get_n_writes(c.s), 2);
         plan_free(p);
-        teardown(&c);
+        fixture_teardown(&c);
 }
 
 /* Another writer changes the value right after ours (the kernel resets read_ahead_kb when a
@@ -340,7 +322,7 @@ static int racing_hook(Sysfs *s, int fd, const char *disk, const char *rel, cons
 static void test_value_changed_after_write(void **state) {
         ApplyStats st = {};
         Plan *p;
-        Ctx c;
+        Fixture c;
 
         setup(&c, &ssd, "nr_requests = 32\n");
         sysfs_set_hooks(c.s, NULL, racing_hook, c.k);
@@ -349,13 +331,13 @@ static void test_value_changed_after_write(void **state) {
         assert_int_equal(st.failed, 0);
         assert_int_equal(c.k->n_writes, 2);
         plan_free(p);
-        teardown(&c);
+        fixture_teardown(&c);
 }
 
 static void test_dry_run(void **state) {
         ApplyStats st = {};
         Plan *p;
-        Ctx c;
+        Fixture c;
 
         setup(&c, &ssd, FULL_POLICY);
         p = run(&c, "sda", APPLY_DRY_RUN, &st);
@@ -363,7 +345,7 @@ static void test_dry_run(void **state) {
         assert_int_equal(st.would_write, 11);
         assert_int_equal(fixture_action(p, "scheduler")->outcome, OUTCOME_DRY_RUN);
         plan_free(p);
-        teardown(&c);
+        fixture_teardown(&c);
 }
 
 static void test_bad_names_never_reach_paths(void **state) {

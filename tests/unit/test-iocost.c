@@ -454,37 +454,21 @@ static void test_plan_solution(void **state) {
 
 /* ---- apply on a fake tree ---- */
 
-typedef struct Ctx {
-        FakeKernel *k;
-        Sysfs *s;
-        Policy *p;
-} Ctx;
-
 static const FakeDiskSpec nvme = {
         .name = "nvme0n1", .devnum = "259:0", .scheduler = "none", .schedulers = "none mq-deadline",
         .queues = 4,
 };
 
-static void setup(Ctx *c, bool io, const char *release, const char *settings) {
-        *c = (Ctx) { .k = fake_kernel_new(), .p = fixture_policy("apply.conf", "nvme*", settings) };
-        assert_non_null(c->k);
-        assert_int_equal(fake_disk_add(c->k, &nvme), 0);
+static void setup(Fixture *c, bool io, const char *release, const char *settings) {
+        fixture_setup(c, &nvme, "apply.conf", "nvme*", settings);
         assert_int_equal(fake_cgroup2_add(c->k, "/sys/fs/cgroup", io, release), 0);
-        assert_int_equal(sysfs_new(c->k->root, &c->s), 0);
-        fake_kernel_attach(c->k, c->s);
 }
 
-static void teardown(Ctx *c) {
-        policy_free(c->p);
-        sysfs_free(c->s);
-        fake_kernel_free(c->k);
-}
-
-static Plan *run(Ctx *c, char * const *props, ApplyStats *st) {
+static Plan *run(Fixture *c, char * const *props, ApplyStats *st) {
         DiskLoad load;
 
         policy_disk_load(c->p, &load);
-        return fixture_apply(c->s, c->p, "nvme0n1", props, &load, 0, st);
+        return fixture_apply(c, "nvme0n1", props, &load, 0, st);
 }
 
 
@@ -495,7 +479,7 @@ static Plan *run(Ctx *c, char * const *props, ApplyStats *st) {
 static void test_apply_converges(void **state) {
         ApplyStats st = {};
         Plan *p;
-        Ctx c;
+        Fixture c;
         char *v;
 
         setup(&c, true, "7.3.4+deb13-amd64", USER_QOS_SETTINGS MODEL_SETTINGS "wbt_lat_usec = 3000\n");
@@ -533,13 +517,13 @@ static void test_apply_converges(void **state) {
         assert_int_equal(fixture_action(p, "iocost.rlat")->outcome, OUTCOME_WRITTEN);
         assert_string_equal(fixture_action(p, "iocost.rlat")->result, "5000");
         plan_free(p);
-        teardown(&c);
+        fixture_teardown(&c);
 }
 
 static void test_apply_errors(void **state) {
         ApplyStats st = {};
         Plan *p;
-        Ctx c;
+        Fixture c;
 
         setup(&c, true, "7.3.4", "iocost.enable = yes\niocost.rlat = 5000\nnr_requests = 64\n");
         /* EBUSY is retried; the line is written once it goes through */
@@ -580,13 +564,13 @@ static void test_apply_errors(void **state) {
         assert_int_equal(sysfs_write_setting(c.s, "nvme0n1", attr_get(ATTR_IOCOST_RLAT), NULL, "8:0 rlat=1"), -EINVAL);
         assert_int_equal(sysfs_write_setting(c.s, "nvme0n1", attr_get(ATTR_IOCOST_RLAT), NULL, "259:0 rlat=1\n8:0 rlat=1"), -EINVAL);
         assert_int_equal(sysfs_write_setting(c.s, "nvme0n1", attr_get(ATTR_IOCOST_SOLUTION), NULL, "259:0 rlat=1"), -EINVAL);
-        teardown(&c);
+        fixture_teardown(&c);
 }
 
 static void test_apply_not_applicable(void **state) {
         ApplyStats st = {};
         Plan *p;
-        Ctx c;
+        Fixture c;
 
         /* the io controller is bound to v1 (this machine): nothing to read or write */
         setup(&c, false, NULL, "iocost.enable = yes\nnr_requests = 64\n");
@@ -595,12 +579,12 @@ static void test_apply_not_applicable(void **state) {
         assert_int_equal(fixture_action(p, "iocost.enable")->outcome, OUTCOME_UNSUPPORTED);
         assert_string_equal(c.k->log, "nvme0n1:queue/nr_requests=64\n");
         plan_free(p);
-        teardown(&c);
+        fixture_teardown(&c);
 }
 
 static void test_apply_static_key(void **state) {
         Plan *p;
-        Ctx c;
+        Fixture c;
 
         setup(&c, true, "6.16.3", "iocost.enable = yes\n");
         assert_string_equal(sysfs_kernel_release(c.s), "6.16.3");
@@ -608,13 +592,13 @@ static void test_apply_static_key(void **state) {
         assert_int_equal(fixture_action(p, "iocost.enable")->outcome, OUTCOME_REFUSED);
         assert_int_equal(c.k->n_writes, 0);
         plan_free(p);
-        teardown(&c);
+        fixture_teardown(&c);
 }
 
 static void test_apply_hwdb(void **state) {
         char **props = hwdb_props;
         Plan *p;
-        Ctx c;
+        Fixture c;
 
         setup(&c, true, "6.12.57+deb13-amd64", "iocost.solution = hwdb\niocost.max = 120\n");
         p = run(&c, props, NULL);
@@ -629,11 +613,11 @@ static void test_apply_hwdb(void **state) {
         p = run(&c, props, NULL);
         assert_int_equal(c.k->n_writes, 0);
         plan_free(p);
-        teardown(&c);
+        fixture_teardown(&c);
 }
 
 /* systemd's 90-iocost.rules in effect: a second writer for disks with IOCOST_SOLUTIONS */
-static bool two_writers(Ctx *c, char * const *props, bool *ret_note) {
+static bool two_writers(Fixture *c, char * const *props, bool *ret_note) {
         _cleanup_(disk_freep) Disk *d = NULL;
         _cleanup_(resolved_freep) Resolved *r = NULL;
         _cleanup_(plan_freep) Plan *p = NULL;
@@ -662,7 +646,7 @@ static void test_two_writers(void **state) {
         char *none[] = { "ID_MODEL=x", NULL };
         char path[PATH_MAX];
         bool note;
-        Ctx c;
+        Fixture c;
 
         setup(&c, true, "7.3.4", "iocost.enable = yes\n");
         assert_false(two_writers(&c, props, &note));
@@ -683,7 +667,7 @@ static void test_two_writers(void **state) {
         snprintf(path, sizeof(path), "%s/etc/udev/rules.d/90-iocost.rules", c.k->root);
         assert_int_equal(symlink("/dev/null", path), 0);
         assert_false(two_writers(&c, props, &note));
-        teardown(&c);
+        fixture_teardown(&c);
 }
 
 int main(void) {
