@@ -469,6 +469,11 @@ int udev_db_parse(const char *text, char ***ret) {
         return 0;
 }
 
+const char *const udev_disk_keys[] = {
+        "ID_MODEL", "ID_VENDOR", "ID_SERIAL_SHORT", "ID_SERIAL", "ID_WWN_WITH_EXTENSION", "ID_WWN",
+        "ID_BUS", NULL
+};
+
 const char *props_get(char * const *props, const char *key) {
         size_t l = strlen(key);
 
