@@ -541,6 +541,10 @@ void policy_disk_load(const Policy *p, DiskLoad *ret) {
                         case MATCH_QUEUES:
                                 l.queues = true;
                                 break;
+                        case MATCH_ROTATIONAL:
+                        case MATCH_REMOVABLE:
+                                l.flags = true;
+                                break;
                         default:
                                 break;
                         }
