@@ -294,23 +294,19 @@ static int append_empty_interface(sd_bus_message *reply, const char *interface) 
         return r;
 }
 
-/* The {oa{sa{sv}}} of one disk, as sd-bus's object manager writes it for a fallback vtable:
- * Peer, Introspectable and Properties without properties, then the disk's interface with
- * every property of disk_vtable, in its order. */
-static int append_object(sd_bus_message *reply, DiskObject *d, sd_bus_error *error) {
+/* The a{sa{sv}} of one disk, as sd-bus's object manager writes it for a fallback vtable (in
+ * GetManagedObjects and InterfacesAdded): Peer, Introspectable and Properties without
+ * properties, then the disk's interface with every property of disk_vtable, in its order. */
+static int append_interfaces(sd_bus_message *reply, DiskObject *d, const char *path, sd_bus_error *error) {
         static const char *const standard[] = {
                 "org.freedesktop.DBus.Peer",
                 "org.freedesktop.DBus.Introspectable",
                 "org.freedesktop.DBus.Properties",
         };
-        _cleanup_(freep) char *path = NULL;
         sd_bus *bus = sd_bus_message_get_bus(reply);
         int r;
 
-        r = disk_bus_path(d, &path);
-        if (r < 0)
-                return r;
-        r = open_entry(reply, "oa{sa{sv}}", 'o', path, 'a', "{sa{sv}}");
+        r = sd_bus_message_open_container(reply, 'a', "{sa{sv}}");
         for (size_t i = 0; r >= 0 && i < ELEMENTSOF(standard); i++)
                 r = append_empty_interface(reply, standard[i]);
         if (r >= 0)
@@ -329,8 +325,26 @@ static int append_object(sd_bus_message *reply, DiskObject *d, sd_bus_error *err
                 if (r >= 0)
                         r = sd_bus_message_close_container(reply);      /* {sv} */
         }
-        /* a{sv}, {sa{sv}}, a{sa{sv}}, {oa{sa{sv}}} */
-        for (unsigned i = 0; r >= 0 && i < 4; i++)
+        /* a{sv}, {sa{sv}}, a{sa{sv}} */
+        for (unsigned i = 0; r >= 0 && i < 3; i++)
+                r = sd_bus_message_close_container(reply);
+        return r;
+}
+
+/* The {oa{sa{sv}}} of one disk in GetManagedObjects. */
+static int append_object(sd_bus_message *reply, DiskObject *d, sd_bus_error *error) {
+        _cleanup_(freep) char *path = NULL;
+        int r;
+
+        r = disk_bus_path(d, &path);
+        if (r < 0)
+                return r;
+        r = sd_bus_message_open_container(reply, 'e', "oa{sa{sv}}");
+        if (r >= 0)
+                r = sd_bus_message_append_basic(reply, 'o', path);
+        if (r >= 0)
+                r = append_interfaces(reply, d, path, error);
+        if (r >= 0)
                 r = sd_bus_message_close_container(reply);
         return r;
 }
@@ -381,6 +395,24 @@ void disk_bus_emit_changed(DiskObject *d) {
                 log_debug_errno(r, "%s: cannot emit PropertiesChanged: %m", d->name);
 }
 
+/* InterfacesAdded built like GetManagedObjects' entries (sd_bus_emit_object_added() walks the
+ * object tree and the vtable for each of a storm's disks: four times the cost); removal is
+ * sd-bus's own (a few interface names). */
+static int emit_added(DiskObject *d, const char *path) {
+        _cleanup_(sd_bus_message_unrefp) sd_bus_message *sig = NULL;
+        int r;
+
+        r = sd_bus_message_new_signal(d->manager->bus, &sig, DISK_BUS_MANAGER_PATH,
+                                      "org.freedesktop.DBus.ObjectManager", "InterfacesAdded");
+        if (r >= 0)
+                r = sd_bus_message_append_basic(sig, 'o', path);
+        if (r >= 0)
+                r = append_interfaces(sig, d, path, NULL);
+        if (r >= 0)
+                r = sd_bus_send(d->manager->bus, sig, NULL);
+        return r;
+}
+
 static void emit_object(DiskObject *d, bool added) {
         _cleanup_(freep) char *path = NULL;
         int r;
@@ -390,8 +422,7 @@ static void emit_object(DiskObject *d, bool added) {
                 return;
         r = disk_bus_path(d, &path);
         if (r >= 0)
-                r = added ? sd_bus_emit_object_added(d->manager->bus, path) :
-                            sd_bus_emit_object_removed(d->manager->bus, path);
+                r = added ? emit_added(d, path) : sd_bus_emit_object_removed(d->manager->bus, path);
         if (r < 0)
                 log_debug_errno(r, "%s: cannot emit %s: %m", d->name,
                                 added ? "InterfacesAdded" : "InterfacesRemoved");

@@ -6,7 +6,9 @@
 #include "ioschedd-manager.h"
 
 #define DISK_BUS_INTERFACE "org.iosched1.Disk"
-#define DISK_BUS_PATH_PREFIX "/org/iosched1/disk"
+/* The object manager of the disks (sd_bus_add_object_manager()), where InterfacesAdded comes from */
+#define DISK_BUS_MANAGER_PATH "/org/iosched1"
+#define DISK_BUS_PATH_PREFIX DISK_BUS_MANAGER_PATH "/disk"
 
 /**
  * disk_bus_register() - serve org.iosched1.Disk below DISK_BUS_PATH_PREFIX

@@ -668,7 +668,7 @@ int manager_bus_register(Manager *m) {
         r = disk_bus_register(m);
         if (r < 0)
                 return log_error_errno(r, "Cannot register the disk objects: %m");
-        r = sd_bus_add_object_manager(m->bus, NULL, MANAGER_BUS_PATH);
+        r = sd_bus_add_object_manager(m->bus, NULL, DISK_BUS_MANAGER_PATH);
         if (r < 0)
                 return log_error_errno(r, "Cannot add the object manager: %m");
         r = sd_bus_add_object(m->bus, NULL, MANAGER_BUS_PATH, on_manager_message, m);

@@ -610,7 +610,10 @@ static int manager_rescan(Manager *m, Completion *c) {
         return manager_queue_all(m, c) < 0 ? log_oom() : 0;
 }
 
-static int device_props(struct udev_device *dev, char ***ret) {
+/* The udev properties a job reads (udev_disk_keys): libudev builds the list of all of a
+ * device's properties anew for each event, and that list is most of what an event costs us;
+ * the list only when the policy sets iocost keys (the hwdb's IOCOST_* properties). */
+static int device_props(struct udev_device *dev, bool all, char ***ret) {
         _cleanup_(strv_freep) char **l = NULL;
         struct udev_list_entry *e;
         size_t n = 0;
@@ -619,6 +622,16 @@ static int device_props(struct udev_device *dev, char ***ret) {
         l = calloc(1, sizeof(char *));
         if (!l)
                 return -ENOMEM;
+        if (!all) {
+                for (const char *const *k = udev_disk_keys; *k; k++) {
+                        const char *v = udev_device_get_property_value(dev, *k);
+
+                        if (v && strv_push(&l, strdup_printf("%s=%s", *k, v)) < 0)
+                                return -ENOMEM;
+                }
+                *ret = TAKE_PTR(l);
+                return 0;
+        }
         udev_list_entry_foreach(e, udev_device_get_properties_list_entry(dev)) {
                 /* Bound what one event can make us keep. */
                 if (++n > 256)
@@ -693,7 +706,7 @@ static void manager_handle_device(Manager *m, struct udev_device *dev) {
                         return;
                 }
         }
-        r = device_props(dev, &props);
+        r = device_props(dev, !m->config || (m->config->load.attrs & ATTR_IOCOST_BITS_MASK), &props);
         if (r < 0) {
                 log_oom();
                 return;

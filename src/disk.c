@@ -316,11 +316,18 @@ uint64_t disk_keep_unloaded(Disk *d, Disk *old) {
                 TAKE_FROM(d->wwn, old->wwn);
                 TAKE_FROM(d->model_sysfs, old->model_sysfs);
                 TAKE_FROM(d->vendor_sysfs, old->vendor_sysfs);
-                d->transport = old->transport;  /* ID_BUS is udev's */
+                TAKE_FROM(d->devpath, old->devpath);
+                d->transport = old->transport;  /* ID_BUS is udev's, the path sysfs' */
                 l->identity = true;
                 taken |= DISK_FIELD_BIT(DISK_FIELD_MODEL) | DISK_FIELD_BIT(DISK_FIELD_VENDOR) |
                          DISK_FIELD_BIT(DISK_FIELD_SERIAL) | DISK_FIELD_BIT(DISK_FIELD_WWN) |
                          DISK_FIELD_BIT(DISK_FIELD_TRANSPORT);
+        }
+        if (!l->flags && old->load.flags) {
+                d->rotational = old->rotational;
+                d->removable = old->removable;
+                l->flags = true;
+                taken |= DISK_FIELD_BIT(DISK_FIELD_ROTATIONAL) | DISK_FIELD_BIT(DISK_FIELD_REMOVABLE);
         }
         if (!l->queues && old->load.queues) {
                 d->nr_hw_queues = old->nr_hw_queues;

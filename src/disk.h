@@ -79,13 +79,15 @@ typedef struct Tunable {
 
 /* What to read of a disk: iosched-apply reads only what its policy can use. */
 typedef struct DiskLoad {
-        bool identity;          /* model, vendor, serial, wwn: udev's database, then sysfs */
+        bool identity;          /* model, vendor, serial, wwn, the sysfs path and the transport */
         bool queues;            /* count the hardware queues */
         bool details;           /* size, max_hw_sectors_kb */
+        bool flags;             /* rotational, removable */
         uint32_t attrs;         /* one bit per AttrId; ATTR_IOSCHED reads the tunables */
 } DiskLoad;
 
-#define DISK_LOAD_ALL ((DiskLoad) { .identity = true, .queues = true, .details = true, .attrs = UINT32_MAX })
+#define DISK_LOAD_ALL ((DiskLoad) { .identity = true, .queues = true, .details = true, .flags = true, \
+                                    .attrs = UINT32_MAX })
 
 typedef struct Disk {
         DiskLoad load;

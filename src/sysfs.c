@@ -469,6 +469,11 @@ int udev_db_parse(const char *text, char ***ret) {
         return 0;
 }
 
+const char *const udev_disk_keys[] = {
+        "ID_MODEL", "ID_VENDOR", "ID_SERIAL_SHORT", "ID_SERIAL", "ID_WWN_WITH_EXTENSION", "ID_WWN",
+        "ID_BUS", NULL
+};
+
 const char *props_get(char * const *props, const char *key) {
         size_t l = strlen(key);
 
@@ -721,7 +726,9 @@ int sysfs_load_disk(Sysfs *s, const char *name, char * const *udev_props, const 
         r = disk_path(name, NULL, path, sizeof(path));
         if (r < 0)
                 return r;
-        k = readlinkat(s->root_fd, path, link, sizeof(link) - 1);
+        /* The link's target only tells the transport (a kernfs walk per call: skipped when
+         * only the policy's attributes are read). */
+        k = d->load.identity ? readlinkat(s->root_fd, path, link, sizeof(link) - 1) : -1;
         if (k > 0) {
                 const char *p;
 
@@ -802,9 +809,9 @@ int sysfs_load_disk(Sysfs *s, const char *name, char * const *udev_props, const 
         id_bus = props_get(props, "ID_BUS");
         d->transport = transport_classify(name, d->devpath, id_bus);
 
-        if (read_disk_number(s, name, "queue/rotational", &v) >= 0)
+        if (d->load.flags && read_disk_number(s, name, "queue/rotational", &v) >= 0)
                 d->rotational = v != 0;
-        if (read_disk_number(s, name, "removable", &v) >= 0)
+        if (d->load.flags && read_disk_number(s, name, "removable", &v) >= 0)
                 d->removable = v != 0;
         if (d->load.details || (d->load.attrs & ATTR_BIT(ATTR_MAX_SECTORS_KB))) {
                 if (read_disk_number(s, name, "size", &v) >= 0 && v >= 0)

@@ -97,6 +97,10 @@ const char *sysfs_kernel_release(Sysfs *s);
 int sysfs_read_setting(Sysfs *s, const char *disk, const AttrInfo *a, const char *tunable,
                        AttrState *ret);
 
+/* The udev properties sysfs_load_disk() uses besides the IOCOST_* ones (the hwdb's, read only
+ * when the load has an iocost attribute); NULL-terminated. */
+extern const char *const udev_disk_keys[];
+
 /* Parse udev's database text ("E:KEY=value" lines) into "KEY=value" strings. */
 int udev_db_parse(const char *text, char ***ret);
 const char *props_get(char * const *props, const char *key);

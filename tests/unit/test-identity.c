@@ -72,10 +72,12 @@ static void test_keep_unloaded(void **state) {
         static const FakeDiskSpec spec = {
                 .name = "sda", .devnum = "8:0", .schedulers = "none mq-deadline",
                 .scheduler = "mq-deadline", .queues = 2, .model = "Fake SSD", .has_device = true,
+                .rotational = 1,
         };
         const DiskLoad part = { .attrs = ATTR_BIT(ATTR_SCHEDULER) | ATTR_BIT(ATTR_NR_REQUESTS) };
         FakeKernel *k = fake_kernel_new();
         Disk *old = NULL, *d = NULL;
+        const char *old_devpath;
         Sysfs *s = NULL;
         uint64_t taken;
 
@@ -91,9 +93,18 @@ static void test_keep_unloaded(void **state) {
         assert_int_equal(sysfs_load_disk(s, "sda", (char *[]) { NULL }, &part, &d), 0);
         assert_null(d->model);
         assert_int_equal(d->n_tunables, 0);
+        assert_null(d->devpath);                /* no link read, no flag */
+        assert_int_equal(d->rotational, -1);
+        assert_int_equal(old->rotational, 1);
+        old_devpath = old->devpath;
 
         taken = disk_keep_unloaded(d, old);
         assert_string_equal(d->model, "Fake SSD");
+        assert_ptr_equal(d->devpath, old_devpath);
+        assert_int_equal(d->transport, old->transport);
+        assert_int_equal(d->rotational, 1);
+        assert_int_equal(d->removable, old->removable);
+        assert_true(taken & DISK_FIELD_BIT(DISK_FIELD_ROTATIONAL));
         assert_int_equal(d->nr_hw_queues, 2);
         assert_int_equal(DISK_ATTR(d, ATTR_NR_REQUESTS).value.num, 32);    /* read now */
         assert_int_equal(DISK_ATTR(d, ATTR_READ_AHEAD_KB).value.num, 128); /* the old reading's */

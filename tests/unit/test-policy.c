@@ -150,10 +150,15 @@ static void test_disk_load_mask(void **state) {
                 "[rule a]\nmatch.name = sd*\nscheduler = none\n"
                 "[rule b]\nmatch.queues = single\nnr_requests = 4\n");
         _cleanup_(policy_freep) Policy *q = load("[rule a]\nmatch.model = X*\nwbt_lat_usec = off\n");
+        _cleanup_(policy_freep) Policy *f = load("[rule a]\nmatch.rotational = yes\nscheduler = bfq\n");
         DiskLoad l;
 
+        policy_disk_load(f, &l);
+        assert_true(l.flags);
+        assert_false(l.identity);
         policy_disk_load(p, &l);
         assert_false(l.identity);
+        assert_false(l.flags);
         assert_true(l.queues);
         assert_int_equal(l.attrs, (1u << ATTR_SCHEDULER) | (1u << ATTR_NR_REQUESTS));
         policy_disk_load(q, &l);
