@@ -93,6 +93,20 @@ static void apply_done(Completion *c) {
                 request_send(req, sd_bus_reply_method_return(call, NULL));
 }
 
+/* A method return to @call with one array of @contents open: reply_close_and_send() ends it. */
+static int reply_open_array(sd_bus_message *call, const char *contents, sd_bus_message **ret) {
+        _cleanup_(sd_bus_message_unrefp) sd_bus_message *reply = NULL;
+        int r;
+
+        r = sd_bus_message_new_method_return(call, &reply);
+        if (r >= 0)
+                r = sd_bus_message_open_container(reply, 'a', contents);
+        if (r < 0)
+                return r;
+        *ret = TAKE_PTR(reply);
+        return 0;
+}
+
 /* End a reply's one array and send it. */
 static int reply_close_and_send(sd_bus_message *reply) {
         int r = sd_bus_message_close_container(reply);
@@ -104,10 +118,7 @@ static int reply_plan(sd_bus_message *call, const Plan *plan) {
         _cleanup_(sd_bus_message_unrefp) sd_bus_message *reply = NULL;
         int r;
 
-        r = sd_bus_message_new_method_return(call, &reply);
-        if (r < 0)
-                return r;
-        r = sd_bus_message_open_container(reply, 'a', "(ssss)");
+        r = reply_open_array(call, "(ssss)", &reply);
         if (r < 0)
                 return r;
         for (size_t i = 0; plan && i < plan->n_actions; i++) {
@@ -276,10 +287,7 @@ static int method_list_disks(sd_bus_message *msg, void *userdata, sd_bus_error *
                 memcpy(sorted, m->disks, sizeof(DiskObject *) * m->n_disks);
         qsort(sorted, m->n_disks, sizeof(DiskObject *), compare_names);
 
-        r = sd_bus_message_new_method_return(msg, &reply);
-        if (r < 0)
-                return r;
-        r = sd_bus_message_open_container(reply, 'a', "(so)");
+        r = reply_open_array(msg, "(so)", &reply);
         if (r < 0)
                 return r;
         for (size_t i = 0; i < m->n_disks; i++) {
@@ -614,16 +622,12 @@ static int on_manager_message(sd_bus_message *msg, void *userdata, sd_bus_error 
         if (!sd_bus_message_is_method_call(msg, "org.freedesktop.DBus.ObjectManager", "GetManagedObjects") ||
             !sd_bus_message_has_signature(msg, ""))
                 return 0;
-        r = sd_bus_message_new_method_return(msg, &reply);
-        if (r >= 0)
-                r = sd_bus_message_open_container(reply, 'a', "{oa{sa{sv}}}");
+        r = reply_open_array(msg, "{oa{sa{sv}}}", &reply);
         if (r >= 0)
                 r = disk_bus_append_objects(m, reply, error);
-        if (r >= 0)
-                r = sd_bus_message_close_container(reply);
         if (r < 0)
                 return r;
-        return sd_bus_send(NULL, reply, NULL);
+        return reply_close_and_send(reply);
 }
 
 #define EC SD_BUS_VTABLE_PROPERTY_EMITS_CHANGE
