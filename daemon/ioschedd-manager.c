@@ -191,6 +191,10 @@ static void manager_remove_disk(Manager *m, DiskObject *d) {
         m->disks[d->index] = m->disks[--m->n_disks];
         m->disks[d->index]->index = d->index;
         d->gone = true;
+        if (d->held) {
+                d->held = false;
+                m->n_held--;
+        }
         disk_object_drop_wants(d);
         if (m->on_status_changed)
                 m->on_status_changed(m);
@@ -646,6 +650,97 @@ static int device_props(struct udev_device *dev, bool all, char ***ret) {
 }
 
 /*
+ * A burst of the kernel's uevents is disks being created (a storm: hundreds at boot, a
+ * multipath rescan). Each new disk is brought to policy on its kernel uevent; udev's events
+ * for it come later, while the burst goes on, and each would read the disk again to put back
+ * what another rule wrote. Those reads take kernfs's lock against the kernel creating the next
+ * disks, and with 2 CPUs they made the creation itself a third slower (bench/storm). So during
+ * a burst a udev event for a disk already at policy is held (its properties kept for the
+ * job), and every held disk is checked once the burst is over: IOSCHEDD_BURST_QUIET_USEC
+ * without a kernel uevent, or IOSCHEDD_BURST_MAX_USEC after the first was held.
+ */
+static bool manager_in_burst(Manager *m, uint64_t now) {
+        return m->burst_events >= IOSCHEDD_BURST_EVENTS && now - m->burst_last < IOSCHEDD_BURST_QUIET_USEC;
+}
+
+static int on_burst_over(sd_event_source *s, uint64_t usec, void *userdata);
+
+static void manager_arm_burst_over(Manager *m) {
+        uint64_t when = MIN(m->burst_last + IOSCHEDD_BURST_QUIET_USEC, m->held_since + IOSCHEDD_BURST_MAX_USEC);
+        int r;
+
+        if (!m->burst_source) {
+                r = sd_event_add_time(m->event, &m->burst_source, CLOCK_MONOTONIC, when, 0, on_burst_over, m);
+                if (r >= 0)
+                        (void) sd_event_source_set_description(m->burst_source, "burst-over");
+        } else
+                r = sd_event_source_set_time(m->burst_source, when);
+        if (r >= 0)
+                r = sd_event_source_set_enabled(m->burst_source, SD_EVENT_ONESHOT);
+        if (r < 0) {
+                log_warning_errno(r, "Cannot arm the end of a uevent burst, checking the held disks now: %m");
+                m->burst_events = 0;    /* no holding without the timer */
+                (void) on_burst_over(NULL, 0, m);
+        }
+}
+
+static int on_burst_over(sd_event_source *s, uint64_t usec, void *userdata) {
+        Manager *m = userdata;
+        uint64_t now = now_usec();
+        size_t n = 0;
+
+        if (m->n_held == 0)
+                return 0;
+        if (manager_in_burst(m, now) && now - m->held_since < IOSCHEDD_BURST_MAX_USEC) {
+                manager_arm_burst_over(m);
+                return 0;
+        }
+        for (size_t i = 0; i < m->n_disks; i++) {
+                DiskObject *d = m->disks[i];
+
+                if (!d->held)
+                        continue;
+                d->held = false;
+                n++;
+                if (disk_object_want(d, JOB_APPLY, NULL, NULL) == -ENOMEM)
+                        log_oom();      /* the next event, the verify timer or a rescan reads it */
+        }
+        m->n_held = 0;
+        log_debug("A burst of kernel uevents is over: checking %zu disk(s) udev had events for.", n);
+        return 0;
+}
+
+static void manager_count_kernel_event(Manager *m) {
+        uint64_t now = now_usec();
+
+        if (now - m->burst_last >= IOSCHEDD_BURST_QUIET_USEC)
+                m->burst_events = 0;
+        m->burst_last = now;
+        if (m->burst_events < UINT_MAX)
+                m->burst_events++;
+        if (m->n_held > 0)
+                manager_arm_burst_over(m);
+}
+
+/* During a burst: hold udev's event for @d until its end. Return: true if held. */
+static bool disk_object_hold(DiskObject *d, char ***props) {
+        Manager *m = d->manager;
+        uint64_t now = now_usec();
+
+        if (!d->disk || !manager_in_burst(m, now))
+                return false;
+        strv_free(d->want_props);
+        d->want_props = TAKE_PTR(*props);
+        if (!d->held) {
+                d->held = true;
+                if (m->n_held++ == 0)
+                        m->held_since = now;
+        }
+        manager_arm_burst_over(m);
+        return true;
+}
+
+/*
  * A kernel uevent reaches us before udev has run its rules for it (udev's own broadcast comes
  * after them, a storm of hundreds of disks seconds later). When no rule matches on anything only
  * udev knows (policy_needs_udev()), the disk resolves the same now as after udev: act at once.
@@ -661,6 +756,7 @@ static void manager_handle_kernel_device(Manager *m, struct udev_device *dev) {
         if (!m->config || policy_needs_udev(m->config->policy) || !disk_name_is_valid(name))
                 return;
         log_debug("%s: kernel uevent %s", name, action);
+        manager_count_kernel_event(m);
         d = manager_find_disk(m, name);
         if (!d && manager_add_disk(m, name, &d) < 0) {
                 log_oom();
@@ -711,6 +807,8 @@ static void manager_handle_device(Manager *m, struct udev_device *dev) {
                 log_oom();
                 return;
         }
+        if (disk_object_hold(d, &props))
+                return;
         if (disk_object_want(d, JOB_APPLY, props, NULL) == -ENOMEM)
                 log_oom();
 }
@@ -850,6 +948,7 @@ Manager *manager_free(Manager *m) {
         sd_event_source_unref(m->worker_source);
         sd_event_source_unref(m->verify_source);
         sd_event_source_unref(m->refresh_source);
+        sd_event_source_unref(m->burst_source);
         sd_event_source_unref(m->status_source);
         if (m->pool) {
                 worker_pool_free(m->pool, &unrun);

@@ -22,6 +22,12 @@
 /* With this many jobs queued or running, uevents come as a storm: even a new disk's first job
  * reads only what the policy needs (its other fields are published by the refresh). */
 #define IOSCHEDD_STORM_JOBS 16
+/* This many of the kernel's uevents, each within IOSCHEDD_BURST_QUIET_USEC of the one before,
+ * are a burst (disks being created): udev's events for disks already at policy wait for its
+ * end, at most IOSCHEDD_BURST_MAX_USEC (manager_handle_device()). */
+#define IOSCHEDD_BURST_EVENTS 16
+#define IOSCHEDD_BURST_QUIET_USEC (50 * 1000ULL)
+#define IOSCHEDD_BURST_MAX_USEC (5 * 1000000ULL)
 
 typedef struct Manager Manager;
 typedef struct DiskObject DiskObject;
@@ -133,6 +139,7 @@ struct DiskObject {
         bool want[_JOB_KIND_MAX];
         bool want_full;         /* queued by something else than a uevent: read everything */
         bool partial;           /* the last job read only what the policy needs: refresh later */
+        bool held;              /* udev's event came during a kernel burst: checked at its end */
         char **want_props;
         Completion **want_waiting[_JOB_KIND_MAX];
         size_t n_want_waiting[_JOB_KIND_MAX];
@@ -148,6 +155,10 @@ struct Manager {
         sd_event_source *refresh_source;        /* reads disks read in part, once all is quiet */
         uint64_t refresh_since;                 /* CLOCK_MONOTONIC usec: the oldest such disk */
         size_t n_running;                       /* jobs on the workers */
+        sd_event_source *burst_source;          /* ends a burst of kernel uevents: the held disks */
+        uint64_t burst_last, held_since;        /* CLOCK_MONOTONIC usec */
+        unsigned burst_events;                  /* kernel uevents in the current burst */
+        size_t n_held;
         WorkerPool *pool;
 
         const char *sysfs_root;         /* "/" */

@@ -8,7 +8,10 @@
 # udev's event makes the daemon put its value back (that job reads only what the policy needs),
 # and what no rule of ours sets (read_ahead_kb, written by that rule too) reaches the bus once
 # the events are over. Last, a storm of new disks (whose jobs read only what the policy needs
-# while it lasts): afterwards the bus shows each disk's size and read_ahead_kb as sysfs has them.
+# while it lasts; udev's events that come during the kernel's burst are held until it is over)
+# with another rule writing the scheduler back to none in each of udev's events: afterwards
+# every disk has the policy's scheduler, and the bus shows each disk's size and read_ahead_kb
+# as sysfs has them.
 . "$(dirname "$0")/../lib/common.sh"
 . "$(dirname "$0")/../lib/daemon.sh"
 require_root
@@ -98,7 +101,8 @@ for ((i = 0; i < N; i += 8)); do
         printf '[rule storm%d]\nmatch.name = %s\nscheduler = mq-deadline\n\n' "$i" \
                 "$(IFS='|'; echo "${names[*]:$i:8}")" >>"$TEST_TMP/storm.conf"
 done
-rm -f "$rules"
+printf 'ACTION=="add|change", SUBSYSTEM=="block", KERNEL=="%s", ATTR{queue/scheduler}="none"\n' \
+        "$(IFS='|'; echo "${names[*]}")" >"$rules"
 udevadm control --reload
 ioschedd_start --config "$TEST_TMP/storm.conf"
 record="$TEST_TMP/storm.record"
@@ -116,6 +120,16 @@ bus_matches_sysfs() {
         done
 }
 udevadm settle --timeout=60 || fail "udevadm settle timed out"
+all_at_policy() {
+        for d in "${names[@]}"; do
+                case $(cat "/sys/block/$d/queue/scheduler") in *"[mq-deadline]"*) ;; *) return 1 ;; esac
+        done
+}
+# udev's rule wrote none after the daemon's kernel-event jobs: the held events put it back.
+wait_until 15 all_at_policy || fail "storm: $d has $(cat "/sys/block/$d/queue/scheduler") after udev's events"
+grep -h "burst of kernel uevents is over" "$IOSCHEDD_LOG" | tail -1 >&2 || true
+rm -f "$rules"
+udevadm control --reload
 wait_until 15 bus_matches_sysfs || fail "storm: the bus does not show what sysfs has: $d SizeBytes" \
         "$(disk_prop "$d" SizeBytes), ReadAheadKB $(disk_prop "$d" ReadAheadKB), NrRequests $(disk_prop "$d" NrRequests)"
 log "storm: $N disks at policy, their size, read_ahead_kb and nr_requests on the bus"
