@@ -655,9 +655,10 @@ static int device_props(struct udev_device *dev, bool all, char ***ret) {
  * for it come later, while the burst goes on, and each would read the disk again to put back
  * what another rule wrote. Those reads take kernfs's lock against the kernel creating the next
  * disks, and with 2 CPUs they made the creation itself a third slower (bench/storm). So during
- * a burst a udev event for a disk already at policy is held (its properties kept for the
- * job), and every held disk is checked once the burst is over: IOSCHEDD_BURST_QUIET_USEC
- * without a kernel uevent, or IOSCHEDD_BURST_MAX_USEC after the first was held.
+ * a burst only a disk's kernel "add" is acted on at once; its kernel "change" and udev's
+ * events are held (udev's properties kept for the job), and every held disk is read in full
+ * and checked once the burst is over: IOSCHEDD_BURST_QUIET_USEC without a kernel uevent, or
+ * IOSCHEDD_BURST_MAX_USEC after the first was held.
  */
 static bool manager_in_burst(Manager *m, uint64_t now) {
         return m->burst_events >= IOSCHEDD_BURST_EVENTS && now - m->burst_last < IOSCHEDD_BURST_QUIET_USEC;
@@ -702,7 +703,8 @@ static int on_burst_over(sd_event_source *s, uint64_t usec, void *userdata) {
                         continue;
                 d->held = false;
                 n++;
-                if (disk_object_want(d, JOB_APPLY, NULL, NULL) == -ENOMEM)
+                /* In full: the CPUs are free now, and no refresh is needed after it. */
+                if (disk_object_queue(d, JOB_APPLY, NULL, NULL) == -ENOMEM)
                         log_oom();      /* the next event, the verify timer or a rescan reads it */
         }
         m->n_held = 0;
@@ -722,15 +724,18 @@ static void manager_count_kernel_event(Manager *m) {
                 manager_arm_burst_over(m);
 }
 
-/* During a burst: hold udev's event for @d until its end. Return: true if held. */
+/* During a burst: hold a later event for @d (read or being read) until its end; @props, udev's
+ * properties, are taken for the job then. Return: true if held. */
 static bool disk_object_hold(DiskObject *d, char ***props) {
         Manager *m = d->manager;
         uint64_t now = now_usec();
 
-        if (!d->disk || !manager_in_burst(m, now))
+        if (!(d->disk || d->running) || !manager_in_burst(m, now))
                 return false;
-        strv_free(d->want_props);
-        d->want_props = TAKE_PTR(*props);
+        if (props) {
+                strv_free(d->want_props);
+                d->want_props = TAKE_PTR(*props);
+        }
         if (!d->held) {
                 d->held = true;
                 if (m->n_held++ == 0)
@@ -762,6 +767,10 @@ static void manager_handle_kernel_device(Manager *m, struct udev_device *dev) {
                 log_oom();
                 return;
         }
+        /* A change (new media: a loop device's backing file) leaves the scheduler as it is. An
+         * add is acted on at once: it may be another disk of the same name. */
+        if (streq(action, "change") && disk_object_hold(d, NULL))
+                return;
         if (disk_object_want(d, JOB_APPLY, NULL, NULL) == -ENOMEM)
                 log_oom();
 }

@@ -23,8 +23,8 @@
  * reads only what the policy needs (its other fields are published by the refresh). */
 #define IOSCHEDD_STORM_JOBS 16
 /* This many of the kernel's uevents, each within IOSCHEDD_BURST_QUIET_USEC of the one before,
- * are a burst (disks being created): udev's events for disks already at policy wait for its
- * end, at most IOSCHEDD_BURST_MAX_USEC (manager_handle_device()). */
+ * are a burst (disks being created): a disk's events after its kernel "add" wait for its end,
+ * at most IOSCHEDD_BURST_MAX_USEC (disk_object_hold()). */
 #define IOSCHEDD_BURST_EVENTS 16
 #define IOSCHEDD_BURST_QUIET_USEC (50 * 1000ULL)
 #define IOSCHEDD_BURST_MAX_USEC (5 * 1000000ULL)
