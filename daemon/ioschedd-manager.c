@@ -405,22 +405,31 @@ static void disk_object_set_error(DiskObject *d, char *error) {
         d->last_error = error;
 }
 
+/* A oneshot CLOCK_MONOTONIC timer at @usec, made on first use. */
+static int manager_arm_timer(Manager *m, sd_event_source **s, uint64_t usec,
+                             sd_event_time_handler_t handler, const char *description) {
+        int r;
+
+        if (!*s) {
+                r = sd_event_add_time(m->event, s, CLOCK_MONOTONIC, usec, 0, handler, m);
+                if (r >= 0)
+                        (void) sd_event_source_set_description(*s, description);
+        } else
+                r = sd_event_source_set_time(*s, usec);
+        if (r >= 0)
+                r = sd_event_source_set_enabled(*s, SD_EVENT_ONESHOT);
+        return r;
+}
+
 static int on_refresh(sd_event_source *s, uint64_t usec, void *userdata);
 
 static void manager_arm_refresh(Manager *m) {
+        uint64_t now = now_usec();
         int r;
 
         if (m->refresh_since == 0)
-                m->refresh_since = now_usec();
-        if (!m->refresh_source) {
-                r = sd_event_add_time_relative(m->event, &m->refresh_source, CLOCK_MONOTONIC,
-                                               IOSCHEDD_REFRESH_USEC, 0, on_refresh, m);
-                if (r >= 0)
-                        (void) sd_event_source_set_description(m->refresh_source, "refresh");
-        } else
-                r = sd_event_source_set_time_relative(m->refresh_source, IOSCHEDD_REFRESH_USEC);
-        if (r >= 0)
-                r = sd_event_source_set_enabled(m->refresh_source, SD_EVENT_ONESHOT);
+                m->refresh_since = now;
+        r = manager_arm_timer(m, &m->refresh_source, now + IOSCHEDD_REFRESH_USEC, on_refresh, "refresh");
         if (r < 0)
                 log_warning_errno(r, "Cannot arm the refresh timer, disks read in part stay so "
                                   "until the next full read: %m");
@@ -670,14 +679,7 @@ static void manager_arm_burst_over(Manager *m) {
         uint64_t when = MIN(m->burst_last + IOSCHEDD_BURST_QUIET_USEC, m->held_since + IOSCHEDD_BURST_MAX_USEC);
         int r;
 
-        if (!m->burst_source) {
-                r = sd_event_add_time(m->event, &m->burst_source, CLOCK_MONOTONIC, when, 0, on_burst_over, m);
-                if (r >= 0)
-                        (void) sd_event_source_set_description(m->burst_source, "burst-over");
-        } else
-                r = sd_event_source_set_time(m->burst_source, when);
-        if (r >= 0)
-                r = sd_event_source_set_enabled(m->burst_source, SD_EVENT_ONESHOT);
+        r = manager_arm_timer(m, &m->burst_source, when, on_burst_over, "burst-over");
         if (r < 0) {
                 log_warning_errno(r, "Cannot arm the end of a uevent burst, checking the held disks now: %m");
                 m->burst_events = 0;    /* no holding without the timer */
