@@ -1,5 +1,6 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 #include <assert.h>
+#include <pthread.h>
 #include <stdio.h>
 
 #include "disk.h"
@@ -88,6 +89,30 @@ Transport transport_classify(const char *name, const char *devpath, const char *
 
 bool disk_name_is_valid(const char *name) {
         return name && name[0] != '.' && string_in_charset(name, CHARSET_ALNUM "-_.:+!", 31);
+}
+
+int scheduler_list_intern(char ***l) {
+        static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
+        static char **kept[64];
+        static size_t n_kept;
+        int r = 0;
+
+        assert(l && *l);
+        pthread_mutex_lock(&lock);
+        for (size_t i = 0; i < n_kept; i++)
+                if (strv_equal(kept[i], *l)) {
+                        strv_free(*l);
+                        *l = kept[i];
+                        r = 1;
+                        goto unlock;
+                }
+        if (n_kept < ELEMENTSOF(kept)) {
+                kept[n_kept++] = *l;
+                r = 1;
+        }
+unlock:
+        pthread_mutex_unlock(&lock);
+        return r;
 }
 
 int scheduler_parse(const char *text, char **ret_current, char ***ret_available) {
@@ -241,7 +266,8 @@ Disk *disk_free(Disk *d) {
         free(d->model_sysfs);
         free(d->vendor_sysfs);
         free(d->scheduler);
-        strv_free(d->schedulers);
+        if (!d->schedulers_shared)
+                strv_free(d->schedulers);
         strv_free(d->schedulers_loadable);
         for (size_t i = 0; i < DISK_ATTR_SLOTS; i++)
                 attr_state_done(&d->attrs[i]);

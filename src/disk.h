@@ -112,6 +112,7 @@ typedef struct Disk {
         /* Scheduler: current NULL when the queue offers no choice (a lone "none" or no file). */
         char *scheduler;
         char **schedulers;      /* available, as the kernel lists them */
+        bool schedulers_shared; /* schedulers is scheduler_list_intern()'s: not the disk's to free */
         char **schedulers_loadable;     /* not registered yet, but a module exists */
         bool has_scheduler_file;
 
@@ -198,6 +199,19 @@ bool disk_name_is_valid(const char *name);
  * Return: 0; -EINVAL for text that is not a scheduler list; -ENOMEM.
  */
 int scheduler_parse(const char *text, char **ret_current, char ***ret_available);
+
+/**
+ * scheduler_list_intern() - one copy of each list of schedulers for the whole process
+ * @l: a list; replaced by the kept one equal to it, which is never freed
+ *
+ * A machine's queues list a handful of different sets, each for thousands of disks: the daemon
+ * keeps a reading per disk, and the same four names in five allocations per reading were about
+ * a tenth of its heap at 4096 disks. Thread-safe.
+ *
+ * Return: 1 if *@l is now the kept list (the caller's was freed), 0 if it stays the caller's
+ * (no memory, or more than 64 different lists).
+ */
+int scheduler_list_intern(char ***l);
 
 /* Parse a number read from sysfs into st->value.num; sets st->err to -EBADMSG on junk. */
 void attr_state_parse_number(AttrState *st);

@@ -622,7 +622,10 @@ int sysfs_reload_settings(Sysfs *s, Disk *d) {
          * list of schedulers: parse it fully here. */
         r = sysfs_read_setting(s, d->name, attr_get(ATTR_SCHEDULER), NULL, &sched);
         d->scheduler = mfree(d->scheduler);
-        d->schedulers = strv_free(d->schedulers);
+        if (!d->schedulers_shared)
+                strv_free(d->schedulers);
+        d->schedulers = NULL;
+        d->schedulers_shared = false;
         d->schedulers_loadable = strv_free(d->schedulers_loadable);
         d->has_scheduler_file = r != -ENOENT;
         if (r >= 0) {
@@ -631,8 +634,10 @@ int sysfs_reload_settings(Sysfs *s, Disk *d) {
                         attr_state_done(&sched);
                         return r;
                 }
-                if (r >= 0)
+                if (r >= 0) {
                         (void) find_loadable_schedulers(s, d);
+                        d->schedulers_shared = scheduler_list_intern(&d->schedulers) > 0;
+                }
         } else if (r == -ENODEV) {
                 attr_state_done(&sched);
                 return r;

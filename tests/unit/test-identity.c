@@ -131,11 +131,45 @@ static void test_keep_unloaded(void **state) {
         fake_kernel_free(k);
 }
 
+static void test_schedulers_shared(void **state) {
+        static const FakeDiskSpec a = { .name = "sda", .devnum = "8:0", .schedulers = "none mq-deadline kyber", .scheduler = "none" };
+        static const FakeDiskSpec b = { .name = "sdb", .devnum = "8:16", .schedulers = "none mq-deadline kyber", .scheduler = "none" };
+        static const FakeDiskSpec c = { .name = "sdc", .devnum = "8:32", .schedulers = "none bfq", .scheduler = "bfq" };
+        FakeKernel *k = fake_kernel_new();
+        Disk *da = NULL, *db = NULL, *dc = NULL;
+        Sysfs *s = NULL;
+
+        assert_non_null(k);
+        assert_int_equal(fake_disk_add(k, &a), 0);
+        assert_int_equal(fake_disk_add(k, &b), 0);
+        assert_int_equal(fake_disk_add(k, &c), 0);
+        assert_int_equal(sysfs_new(k->root, &s), 0);
+        assert_int_equal(sysfs_load_disk(s, "sda", (char *[]) { NULL }, NULL, &da), 0);
+        assert_int_equal(sysfs_load_disk(s, "sdb", (char *[]) { NULL }, NULL, &db), 0);
+        assert_int_equal(sysfs_load_disk(s, "sdc", (char *[]) { NULL }, NULL, &dc), 0);
+        /* One list for the same names, kept apart from another set; each disk frees its own
+         * rest (the ASan run would see a double free). */
+        assert_true(da->schedulers_shared && db->schedulers_shared && dc->schedulers_shared);
+        assert_ptr_equal(da->schedulers, db->schedulers);
+        assert_ptr_not_equal(da->schedulers, dc->schedulers);
+        assert_true(strv_equal(dc->schedulers, (char *[]) { (char *) "none", (char *) "bfq", NULL }));
+        /* Read again after a change: the disk's list follows the kernel's. */
+        assert_int_equal(fake_write(k, "sys/class/block/sda/queue/scheduler", "[none] bfq"), 0);
+        assert_int_equal(sysfs_reload_settings(s, da), 0);
+        assert_ptr_equal(da->schedulers, dc->schedulers);
+        disk_free(da);
+        disk_free(db);
+        disk_free(dc);
+        sysfs_free(s);
+        fake_kernel_free(k);
+}
+
 int main(void) {
         const struct CMUnitTest tests[] = {
                 cmocka_unit_test(test_utf8_is_valid),
                 cmocka_unit_test(test_identity_is_utf8),
                 cmocka_unit_test(test_keep_unloaded),
+                cmocka_unit_test(test_schedulers_shared),
         };
         return cmocka_run_group_tests(tests, NULL, NULL);
 }
