@@ -551,6 +551,9 @@ void policy_disk_load(const Policy *p, DiskLoad *ret) {
                 for (size_t j = 0; j < r->n_settings; j++)
                         l.attrs |= ATTR_BIT(r->settings[j].attr->id);
         }
+        /* wbt_lat_usec's kernel default is rotational's (wbt_default_usec()). */
+        if (l.attrs & ATTR_BIT(ATTR_WBT_LAT_USEC))
+                l.flags = true;
         /* A solution sets keys no rule names, from udev's properties. */
         if (l.attrs & ATTR_BIT(ATTR_IOCOST_SOLUTION)) {
                 l.attrs |= ATTR_IOCOST_BITS_MASK;

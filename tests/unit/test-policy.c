@@ -162,6 +162,7 @@ static void test_disk_load_mask(void **state) {
         assert_true(l.queues);
         assert_int_equal(l.attrs, (1u << ATTR_SCHEDULER) | (1u << ATTR_NR_REQUESTS));
         policy_disk_load(q, &l);
+        assert_true(l.flags);           /* wbt's default depends on rotational */
         assert_true(l.identity);
         assert_false(l.queues);
         assert_int_equal(l.attrs, 1u << ATTR_WBT_LAT_USEC);
