@@ -241,7 +241,7 @@ static void job_run(WorkItem *item, void *thread_data) {
         if (r < 0)
                 goto finish;
         if (j->kind == JOB_APPLY)
-                r = apply_disk(s, j->disk_read, j->resolved, 0, &j->report, &j->stats);
+                r = apply_disk(s, j->disk_read, j->resolved, APPLY_LOCK, &j->report, &j->stats);
         else
                 r = plan_build(j->disk_read, j->resolved, &j->report);
 finish:

@@ -248,6 +248,7 @@ static void count(ApplyStats *st, const Action *a) {
 int apply_disk(Sysfs *s, Disk *d, const Resolved *r, ApplyFlags flags, Plan **ret_report,
                ApplyStats *stats) {
         _cleanup_(plan_freep) Plan *plan = NULL, *report = NULL;
+        _cleanup_(closep) int lock_fd = -1;     /* held until every write of the disk is done */
         bool gone = false;
         size_t i = 0;
         int k;
@@ -296,9 +297,24 @@ int apply_disk(Sysfs *s, Disk *d, const Resolved *r, ApplyFlags flags, Plan **re
                 } else if (flags & APPLY_DRY_RUN) {
                         a->outcome = OUTCOME_DRY_RUN;
                 } else {
-                        if (a->attr->id == ATTR_SCHEDULER)
+                        if (a->attr->id == ATTR_SCHEDULER) {
+                                k = 0;
+                                if ((flags & APPLY_LOCK) && lock_fd < 0)
+                                        k = sysfs_lock_disk(s, d, APPLY_LOCK_TIMEOUT_USEC, &lock_fd);
+                                if (k < 0 && k != -EWOULDBLOCK)
+                                        log_debug_errno(k, "%s: cannot take udev's lock on the device node, "
+                                                        "switching without it: %m", d->name);
+                                if (k == -EWOULDBLOCK) {
+                                        k = action_set_failure(a, OUTCOME_FAILED, -EWOULDBLOCK,
+                                                               "not written: another program held the disk's "
+                                                               "lock (its /dev node) for over %llu s",
+                                                               APPLY_LOCK_TIMEOUT_USEC / 1000000);
+                                        if (k < 0)
+                                                return k;
+                                        goto next;
+                                }
                                 k = apply_scheduler(s, d, a);
-                        else
+                        } else
                                 k = write_retrying(s, d->name, a->attr, a->tunable, a->write);
                         if (k == -ENOMEM)
                                 return k;
@@ -349,6 +365,7 @@ int apply_disk(Sysfs *s, Disk *d, const Resolved *r, ApplyFlags flags, Plan **re
                         }
                 }
 
+        next:
                 count(stats, a);
                 k = report_append(report, a);
                 if (k < 0)

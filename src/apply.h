@@ -10,7 +10,13 @@ typedef struct ApplyStats {
 
 typedef enum ApplyFlags {
         APPLY_DRY_RUN = 1 << 0,
+        /* Take udev's lock on the device node around a scheduler switch (sysfs_lock_disk()).
+         * Not from a program udevd runs for the disk's event: udevd holds it then. */
+        APPLY_LOCK = 1 << 1,
 } ApplyFlags;
+
+/* udevd holds the lock while it runs one event's rules and programs. */
+#define APPLY_LOCK_TIMEOUT_USEC (10 * 1000000ULL)
 
 #define APPLY_BUSY_TRIES 10
 #define APPLY_BUSY_DELAY_USEC 2000
@@ -21,7 +27,7 @@ typedef enum ApplyFlags {
  * @s: the tree
  * @d: the disk, as loaded; its settings are re-read after a scheduler switch and after writes
  * @r: the resolved settings
- * @flags: APPLY_DRY_RUN to write nothing
+ * @flags: APPLY_DRY_RUN to write nothing; APPLY_LOCK to switch the scheduler under udev's lock
  * @ret_report: every action with its outcome, in the order they were done
  * @stats: counters to add to (may be NULL)
  *

@@ -4,9 +4,12 @@
 #include <fcntl.h>
 #include <limits.h>
 #include <stdio.h>
+#include <sys/file.h>
 #include <sys/stat.h>
+#include <sys/sysmacros.h>
 #include <sys/utsname.h>
 #include <time.h>
+#include <unistd.h>
 
 #include "iocost.h"
 #include "log.h"
@@ -394,6 +397,56 @@ int sysfs_write_setting(Sysfs *s, const char *disk, const AttrInfo *a, const cha
                 return r;
 
         return write_value(s, path, disk, rel, value);
+}
+
+/*
+ * udev's lock on a block device (systemd.io/BLOCK_DEVICE_LOCKING): udevd holds a shared BSD
+ * lock on the whole disk's node while it runs its rules for the disk's event, and postpones
+ * the event while another program holds it exclusively. Taking it exclusively around a
+ * scheduler switch keeps a rule's own scheduler write out of ours: on 6.16-6.18 two switches
+ * of one queue at once can oops the kernel (elevator_change_done() runs outside the
+ * elevator lock; 7.3 serialises it with the write side of update_nr_hwq_lock), leaving the
+ * writer dead in the kernel with the tag set's lock held and the disk never deletable.
+ */
+int sysfs_lock_disk(Sysfs *s, const Disk *d, uint64_t timeout_usec, int *ret_fd) {
+        _cleanup_(closep) int fd = -1;
+        char path[PATH_MAX];
+        unsigned maj, min;
+        struct stat st;
+        uint64_t waited = 0, delay = 1000;
+        int n;
+
+        *ret_fd = -1;
+        if (!disk_name_is_valid(d->name) || !d->devnum || sscanf(d->devnum, "%u:%u", &maj, &min) != 2)
+                return -EINVAL;
+        /* The node's name is the kernel's with '!' for '/' (cciss!c0d0: /dev/cciss/c0d0). */
+        n = snprintf(path, sizeof(path), "dev/%s", d->name);
+        if (n < 0 || (size_t) n >= sizeof(path))
+                return -ENAMETOOLONG;
+        for (char *p = path; *p; p++)
+                if (*p == '!')
+                        *p = '/';
+        /* Read-only and non-blocking, as udevd opens it: no media wait, no change event. */
+        fd = openat(s->root_fd, path, O_RDONLY | O_NONBLOCK | O_NOCTTY | O_CLOEXEC);
+        if (fd < 0)
+                /* No node (a tree without /dev, a private /dev): nobody can take the lock
+                 * there either. A disk without media or going away: udevd does not lock it. */
+                return errno == ENOENT || errno == ENXIO || errno == ENODEV || errno == ENOMEDIUM ? 0 : -errno;
+        if (fstat(fd, &st) < 0)
+                return -errno;
+        if (!S_ISBLK(st.st_mode) || st.st_rdev != makedev(maj, min))
+                return 0;       /* another device's node: not this disk's lock */
+        while (flock(fd, LOCK_EX | LOCK_NB) < 0) {
+                if (errno != EWOULDBLOCK && errno != EINTR)
+                        return -errno;
+                if (waited >= timeout_usec)
+                        return -EWOULDBLOCK;
+                (void) usleep((useconds_t) delay);
+                waited += delay;
+                delay = MIN(delay * 2, (uint64_t) 20000);
+        }
+        *ret_fd = TAKE_FD(fd);
+        return 1;
 }
 
 int sysfs_list_disks(Sysfs *s, char ***ret) {

@@ -72,6 +72,17 @@ int sysfs_write_setting(Sysfs *s, const char *disk, const AttrInfo *a, const cha
                         const char *value);
 
 /**
+ * sysfs_lock_disk() - take udev's lock on the disk's device node, exclusively
+ * @d: the disk (its name and devnum)
+ * @timeout_usec: how long to wait while another program (udevd running its rules) holds it
+ * @ret_fd: the locked fd (close it to unlock), or -1 when there is no node to lock
+ *
+ * Return: 1 locked, 0 no node of this disk to lock, -EWOULDBLOCK after @timeout_usec,
+ *         or another negative errno.
+ */
+int sysfs_lock_disk(Sysfs *s, const Disk *d, uint64_t timeout_usec, int *ret_fd);
+
+/**
  * sysfs_iocost_probe() - find the cgroup v2 hierarchy whose root has the io controller
  *
  * Reads proc/self/mountinfo and the cgroup.controllers of each cgroup2 mount's root, once:

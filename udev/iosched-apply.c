@@ -189,7 +189,10 @@ static int apply_one(Sysfs *s, const Policy *policy, const char *name, bool list
         r = policy_resolve(policy, d, &res);
         if (r < 0)
                 return log_oom();
-        r = apply_disk(s, d, res, arg.dry_run ? APPLY_DRY_RUN : 0, &report, stats);
+        /* Run by udevd for this disk's event, udevd holds the disk's lock and runs nothing else
+         * for it meanwhile; by hand, udevd may be running another disk event's rules. */
+        r = apply_disk(s, d, res, (arg.dry_run ? APPLY_DRY_RUN : 0) | (udev_event_is_for(n) ? 0 : APPLY_LOCK),
+                       &report, stats);
         if (r < 0)
                 return log_oom();
 
