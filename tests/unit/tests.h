@@ -30,9 +30,9 @@ typedef struct TestEntry {
  *   and the padding would stand between two entries;
  * - used and retain: nothing names an entry, and neither the compiler nor the linker's
  *   --gc-sections may drop one as unreferenced;
- * - clang's AddressSanitizer puts a redzone after each global it instruments, inside the
- *   section, so its entries are kept out of it; gcc's leaves globals in a named section
- *   alone. */
+ * - AddressSanitizer pads each global it instruments with a redzone, which would stand between
+ *   two entries: gcc leaves globals in a named section alone, and so does clang 14 with a
+ *   section named like a C identifier, but on clang the attribute makes it sure. */
 #if defined(__has_attribute)
 #  if __has_attribute(retain)
 #    define _TEST_RETAIN_ __attribute__((retain))
