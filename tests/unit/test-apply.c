@@ -1,15 +1,12 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
-#include <setjmp.h>
-#include <stdarg.h>
-#include <stddef.h>
 #include <stdio.h>
 #include <sys/utsname.h>
-#include <cmocka.h>
 
 #include "apply.h"
 #include "conf.h"
 #include "fake-kernel.h"
 #include "fixture.h"
+#include "tests.h"
 #include "util.h"
 
 static void setup(Fixture *c, const FakeDiskSpec *spec, const char *settings) {
@@ -35,7 +32,7 @@ static const FakeDiskSpec ssd = { .name = "sda", .devnum = "8:0", .scheduler = "
         "add_random = 1\n"                              \
         "iostats = 0\n"
 
-static void test_changes_in_order_then_nothing(void **state) {
+TEST(changes_in_order_then_nothing) {
         ApplyStats st = {};
         Plan *p;
         Fixture c;
@@ -74,7 +71,7 @@ static void test_changes_in_order_then_nothing(void **state) {
         fixture_teardown(&c);
 }
 
-static void test_switch_resets_then_decides_again(void **state) {
+TEST(switch_resets_then_decides_again) {
         FakeDiskSpec bfq = ssd;
         ApplyStats st = {};
         Plan *p;
@@ -97,7 +94,7 @@ static void test_switch_resets_then_decides_again(void **state) {
 
 /* A queue limit written after read_ahead_kb raised it again (blk_apply_bdi_limits() on a
  * rotational disk): the read-ahead comes last, and is decided again after each write. */
-static void test_limits_raise_read_ahead(void **state) {
+TEST(limits_raise_read_ahead) {
         FakeDiskSpec hdd = ssd;
         ApplyStats st = {};
         Plan *p;
@@ -127,7 +124,7 @@ static void test_limits_raise_read_ahead(void **state) {
         fixture_teardown(&c);
 }
 
-static void test_busy_is_retried(void **state) {
+TEST(busy_is_retried) {
         ApplyStats st = {};
         Plan *p;
         Fixture c;
@@ -154,7 +151,7 @@ static void test_busy_is_retried(void **state) {
         fixture_teardown(&c);
 }
 
-static void test_einval_falls_back(void **state) {
+TEST(einval_falls_back) {
         FakeDiskSpec spec = ssd;
         struct utsname u;
         char path[512];
@@ -261,7 +258,7 @@ static const GoneCase gone_cases[] = {
         },
 };
 
-static void test_disk_gone(void **state) {
+TEST(disk_gone) {
         for (size_t i = 0; i < ELEMENTSOF(gone_cases); i++) {
                 const GoneCase *t = &gone_cases[i];
                 ApplyStats st = {};
@@ -290,7 +287,7 @@ static int ignoring_hook(Sysfs *s, int fd, const char *disk, const char *rel, co
         return 0;       /* accepts every write and changes nothing */
 }
 
-static void test_write_not_confirmed(void **state) {
+TEST(write_not_confirmed) {
         ApplyStats st = {};
         Plan *p;
         Fixture c;
@@ -319,7 +316,7 @@ static int racing_hook(Sysfs *s, int fd, const char *disk, const char *rel, cons
         return r;
 }
 
-static void test_value_changed_after_write(void **state) {
+TEST(value_changed_after_write) {
         ApplyStats st = {};
         Plan *p;
         Fixture c;
@@ -334,7 +331,7 @@ static void test_value_changed_after_write(void **state) {
         fixture_teardown(&c);
 }
 
-static void test_dry_run(void **state) {
+TEST(dry_run) {
         ApplyStats st = {};
         Plan *p;
         Fixture c;
@@ -348,7 +345,7 @@ static void test_dry_run(void **state) {
         fixture_teardown(&c);
 }
 
-static void test_bad_names_never_reach_paths(void **state) {
+TEST(bad_names_never_reach_paths) {
         static const char *const names[] = { "../sda", "sda/../../etc", "..", "", "a b" };
         _cleanup_(sysfs_freep) Sysfs *s = NULL;
         FakeKernel *k = fake_kernel_new();
@@ -367,7 +364,7 @@ static void test_bad_names_never_reach_paths(void **state) {
 
 /* udev's database is written by whatever ran in udev: its strings end up on D-Bus and in JSON,
  * which need UTF-8. What is not printable UTF-8 is treated as absent. */
-static void test_identity_not_utf8(void **state) {
+TEST(identity_not_utf8) {
         static const FakeDiskSpec spec = { .name = "sdz", .devnum = "8:240", .scheduler = "none" };
         char *props[] = { "ID_MODEL=bad\x7f\xfemodel", "ID_SERIAL_SHORT=ser\xc3\x28ial",
                           "ID_VENDOR=V\xc3\xa9ndor", "ID_WWN=0x5000\x1b[31m", NULL };
@@ -388,7 +385,7 @@ static void test_identity_not_utf8(void **state) {
         fake_kernel_free(k);
 }
 
-static void test_list_disks(void **state) {
+TEST(list_disks) {
         static const FakeDiskSpec a = { .name = "loop10", .scheduler = "none" };
         static const FakeDiskSpec b = { .name = "loop2", .scheduler = "none" };
         static const FakeDiskSpec pa = { .name = "loop2p1", .partition = true };
@@ -407,20 +404,4 @@ static void test_list_disks(void **state) {
         fake_kernel_free(k);
 }
 
-int main(void) {
-        const struct CMUnitTest tests[] = {
-                cmocka_unit_test(test_changes_in_order_then_nothing),
-                cmocka_unit_test(test_switch_resets_then_decides_again),
-                cmocka_unit_test(test_limits_raise_read_ahead),
-                cmocka_unit_test(test_busy_is_retried),
-                cmocka_unit_test(test_einval_falls_back),
-                cmocka_unit_test(test_disk_gone),
-                cmocka_unit_test(test_write_not_confirmed),
-                cmocka_unit_test(test_value_changed_after_write),
-                cmocka_unit_test(test_dry_run),
-                cmocka_unit_test(test_bad_names_never_reach_paths),
-                cmocka_unit_test(test_list_disks),
-                cmocka_unit_test(test_identity_not_utf8),
-        };
-        return cmocka_run_group_tests(tests, NULL, NULL);
-}
+DEFINE_TEST_MAIN(NULL, NULL)

@@ -1,14 +1,10 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
-#include <setjmp.h>
-#include <stdarg.h>
-#include <stddef.h>
-#include <cmocka.h>
-
 #include "attr.h"
 #include "disk.h"
+#include "tests.h"
 #include "util.h"
 
-static void test_scheduler_parse(void **state) {
+TEST(scheduler_parse) {
         static const struct {
                 const char *text, *current;
                 size_t n;
@@ -47,7 +43,7 @@ static void test_scheduler_parse(void **state) {
         }
 }
 
-static void test_disk_name(void **state) {
+TEST(disk_name) {
         static const char *const good[] = {
                 "sda", "nvme0n1", "dm-0", "loop12", "md127", "mmcblk0", "cciss!c0d0", "nbd0",
                 "ublkb3", "zram0", "vda", "sr0", "xvda", "a.b_c:d+e",
@@ -64,7 +60,7 @@ static void test_disk_name(void **state) {
         assert_false(disk_name_is_valid(NULL));
 }
 
-static void test_transport(void **state) {
+TEST(transport) {
         /* by the name alone */
         static const struct {
                 const char *name;
@@ -115,7 +111,7 @@ static void parse_bad(AttrId id, const char *text, int error) {
         assert_int_equal(v.num, 12345);
 }
 
-static void test_values(void **state) {
+TEST(values) {
         _cleanup_(freep) char *s = NULL;
         Value v = {};
 
@@ -159,7 +155,7 @@ static void test_values(void **state) {
 }
 
 /* Percentages as blk-iocost.c parses them: cgroup_parse_float(buf, 2). */
-static void test_percent(void **state) {
+TEST(percent) {
         static const struct {
                 const char *text;
                 int r;
@@ -201,7 +197,7 @@ static void test_percent(void **state) {
         assert_int_equal(value_parse(rpct, "100.005", &v, &error), -ERANGE);
 }
 
-static void test_keys(void **state) {
+TEST(keys) {
         const AttrInfo *a;
         char *t = NULL;
 
@@ -250,7 +246,7 @@ static void test_keys(void **state) {
 
 /* The list "ioschedctl --list-keys" prints: each key once, each one a key setting_key_parse
  * takes, every attribute and every tunable in it. */
-static void test_setting_keys(void **state) {
+TEST(setting_keys) {
         _cleanup_(strv_freep) char **keys = NULL;
         const AttrInfo *a;
         size_t tunables = 0;
@@ -280,7 +276,7 @@ static void test_setting_keys(void **state) {
 
 /* The kernel keeps some millisecond tunables in jiffies (msecs_to_jiffies() on store,
  * jiffies_to_msecs() on show): these are the values a real kernel reads back. */
-static void test_tunable_kernel_value(void **state) {
+TEST(tunable_kernel_value) {
         /* HZ=250, the machines' kernel: 250 ms is 62.5 ticks, stored as 63, shown as 252 */
         assert_int_equal(tunable_kernel_value("read_expire", 250, 250), 252);
         assert_int_equal(tunable_kernel_value("read_expire", 500, 250), 500);
@@ -301,16 +297,4 @@ static void test_tunable_kernel_value(void **state) {
         assert_int_equal(tunable_kernel_value("slice_idle", 7, 250), 7);
 }
 
-int main(void) {
-        const struct CMUnitTest tests[] = {
-                cmocka_unit_test(test_tunable_kernel_value),
-                cmocka_unit_test(test_scheduler_parse),
-                cmocka_unit_test(test_disk_name),
-                cmocka_unit_test(test_transport),
-                cmocka_unit_test(test_values),
-                cmocka_unit_test(test_keys),
-                cmocka_unit_test(test_percent),
-                cmocka_unit_test(test_setting_keys),
-        };
-        return cmocka_run_group_tests(tests, NULL, NULL);
-}
+DEFINE_TEST_MAIN(NULL, NULL)

@@ -1,9 +1,5 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 /* SetPolicy's drop-ins: the identity a disk is matched by, the text, the atomic write. */
-#include <setjmp.h>
-#include <stdarg.h>
-#include <stddef.h>
-#include <cmocka.h>
 #include <dirent.h>
 #include <fcntl.h>
 #include <stdio.h>
@@ -11,6 +7,7 @@
 
 #include "conf.h"
 #include "ioschedd-conf-write.h"
+#include "tests.h"
 #include "util.h"
 
 static Disk *mkdisk(const char *name, const char *wwn, const char *serial, const char *model) {
@@ -23,7 +20,7 @@ static Disk *mkdisk(const char *name, const char *wwn, const char *serial, const
         return d;
 }
 
-static void test_identity(void **state) {
+TEST(identity) {
         _cleanup_(disk_freep) Disk *w = mkdisk("sdb", "0x5000c500a1b2c3d4", "ZA1B2C3D", "ST4000NM");
         _cleanup_(disk_freep) Disk *s = mkdisk("sdc", "naa with space", "ZA1B2C3D", "Some Model");
         _cleanup_(disk_freep) Disk *n = mkdisk("loop3", NULL, "bad|serial", NULL);
@@ -54,7 +51,7 @@ static void test_identity(void **state) {
         dropin_id_done(&id);
 }
 
-static void test_file_name(void **state) {
+TEST(file_name) {
         DropinId id = { .kind = DROPIN_ID_WWN, .value = (char *) "0x5000c500a1b2c3d4" };
         _cleanup_(freep) char *p = dropin_file_name(&id, false), *r = dropin_file_name(&id, true);
 
@@ -84,7 +81,7 @@ static void check_roundtrip(Disk *d, Disk *other) {
         assert_false(rule_matches(p->rules[0], other));
 }
 
-static void test_render(void **state) {
+TEST(render) {
         _cleanup_(disk_freep) Disk *w = mkdisk("sdb", "0x5000c500a1b2c3d4", "S1", "M1");
         _cleanup_(disk_freep) Disk *w2 = mkdisk("sdb", "0x5000c500a1b2c3d5", "S1", "M1");
         _cleanup_(disk_freep) Disk *s = mkdisk("sdc", NULL, "S1", "M1");
@@ -113,7 +110,7 @@ static int count_entries(const char *dir) {
         return n;
 }
 
-static void test_write_atomic(void **state) {
+TEST(write_atomic) {
         _cleanup_(freep) char *dir = strdup_printf("%s/etc/iosched.d", tmpdir);
         _cleanup_(freep) char *path = strdup_printf("%s/a.conf", dir), *text = NULL;
         struct stat st;
@@ -154,12 +151,4 @@ static int teardown(void **state) {
         return system(cmd) == 0 ? 0 : -1;
 }
 
-int main(void) {
-        const struct CMUnitTest tests[] = {
-                cmocka_unit_test(test_identity),
-                cmocka_unit_test(test_file_name),
-                cmocka_unit_test(test_render),
-                cmocka_unit_test(test_write_atomic),
-        };
-        return cmocka_run_group_tests(tests, setup, teardown);
-}
+DEFINE_TEST_MAIN(setup, teardown)

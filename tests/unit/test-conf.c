@@ -1,14 +1,11 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
-#include <setjmp.h>
-#include <stdarg.h>
-#include <stddef.h>
 #include <stdio.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
-#include <cmocka.h>
 
 #include "conf.h"
 #include "fake-kernel.h"
+#include "tests.h"
 #include "util.h"
 
 /* Parse @text as file "t.conf"; return the error count, leave the policy in *ret. */
@@ -45,7 +42,7 @@ static void expect_error(const char *text, unsigned line, const char *what) {
                          errors && errors[0] ? errors[0] : "(none)");
 }
 
-static void test_every_key(void **state) {
+TEST(every_key) {
         static const char *const lines[] = {
                 "match.name = loop*|nbd*",
                 "match.model = Samsung SSD*",
@@ -109,7 +106,7 @@ static void test_every_key(void **state) {
         assert_string_equal(r->settings[1].text, "default");
 }
 
-static void test_errors(void **state) {
+TEST(errors) {
         expect_error("[rule a]\nmatch.name = x\nfrobnicate = 1\n", 3, "unknown key \"frobnicate\"");
         expect_error("[rule a]\nmatch.name = x\niosched.nope = 1\n", 3, "unknown key");
         expect_error("[rule a]\nmatch.colour = x\n", 2, "unknown key");
@@ -146,7 +143,7 @@ static void test_errors(void **state) {
         expect_error("[rule a]\nmatch.name = x\nscheduler = none # comment\n", 3, "invalid");
 }
 
-static void test_hostile(void **state) {
+TEST(hostile) {
         _cleanup_(policy_freep) Policy *p = NULL;
         _cleanup_(strv_freep) char **errors = NULL;
         char *big, line[400];
@@ -212,7 +209,7 @@ static void test_hostile(void **state) {
         free(big);
 }
 
-static void test_escaped_and_bounded(void **state) {
+TEST(escaped_and_bounded) {
         _cleanup_(strv_freep) char **errors = NULL;
         _cleanup_(policy_freep) Policy *p = NULL;
         _cleanup_(freep) char *many = NULL;
@@ -235,7 +232,7 @@ static void test_escaped_and_bounded(void **state) {
         assert_int_equal(p->n_rules, 0);
 }
 
-static void test_escape_for_log(void **state) {
+TEST(escape_for_log) {
         static const struct {
                 const char *in, *out;
                 size_t max;
@@ -263,7 +260,7 @@ static void test_escape_for_log(void **state) {
         }
 }
 
-static void test_syntax_friendly(void **state) {
+TEST(syntax_friendly) {
         _cleanup_(policy_freep) Policy *p = NULL;
 
         /* indented keys, comments, blank lines, CRLF, spaces around "=" */
@@ -291,7 +288,7 @@ static void put(FakeKernel *k, const char *path, const char *text) {
         assert_int_equal(fake_write(k, path, text), 0);
 }
 
-static void test_precedence(void **state) {
+TEST(precedence) {
         FakeKernel *k = fake_kernel_new();
         _cleanup_(strv_freep) char **files = NULL, **errors = NULL;
         _cleanup_(policy_freep) Policy *p = NULL;
@@ -376,7 +373,7 @@ static void test_precedence(void **state) {
 
 /* A drop-in directory that cannot be read loses its rules: that must be an error, not a
  * silently smaller policy (tests/integration/faults-apply.sh found it). */
-static void test_unreadable_dropin_dir(void **state) {
+TEST(unreadable_dropin_dir) {
         FakeKernel *k = fake_kernel_new();
         _cleanup_(strv_freep) char **errors = NULL;
         _cleanup_(policy_freep) Policy *p = NULL;
@@ -433,7 +430,7 @@ static void test_unreadable_dropin_dir(void **state) {
 /* Errors and file names end up on the bus (ConfigErrors, ConfigFiles, Reload's reply), which
  * takes UTF-8 only: a value that was not UTF-8 left Reload without an answer (errors are
  * escaped now), and a drop-in whose name is not UTF-8 made ConfigFiles unreadable. */
-static void test_not_utf8(void **state) {
+TEST(not_utf8) {
         _cleanup_(strv_freep) char **errors = NULL;
         _cleanup_(policy_freep) Policy *p = NULL;
         FakeKernel *k;
@@ -466,17 +463,4 @@ static void test_not_utf8(void **state) {
         fake_kernel_free(k);
 }
 
-int main(void) {
-        const struct CMUnitTest tests[] = {
-                cmocka_unit_test(test_every_key),
-                cmocka_unit_test(test_errors),
-                cmocka_unit_test(test_hostile),
-                cmocka_unit_test(test_escaped_and_bounded),
-                cmocka_unit_test(test_escape_for_log),
-                cmocka_unit_test(test_syntax_friendly),
-                cmocka_unit_test(test_precedence),
-                cmocka_unit_test(test_unreadable_dropin_dir),
-                cmocka_unit_test(test_not_utf8),
-        };
-        return cmocka_run_group_tests(tests, NULL, NULL);
-}
+DEFINE_TEST_MAIN(NULL, NULL)

@@ -1,18 +1,14 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 /* The engine marker (engine.h): who handles a udev event when both engines are installed. */
-#include <setjmp.h>
 #include <signal.h>
-#include <stdarg.h>
-#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <sys/prctl.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include <cmocka.h> /* after the headers it needs */
-
 #include "engine.h"
+#include "tests.h"
 #include "util.h"
 
 static char dir[] = "/tmp/test-engine.XXXXXX";
@@ -26,14 +22,14 @@ static void write_marker(const char *text) {
         fclose(f);
 }
 
-static void test_absent(void **state) {
+TEST(absent) {
         assert_int_equal(engine_daemon_pid(dir), 0);
         assert_int_equal(engine_daemon_pid("/nonexistent/dir"), 0);
         assert_int_equal(engine_marker_remove(dir), 0);
 }
 
 /* The test itself is no ioschedd: its own marker does not count, nor does a dead PID. */
-static void test_not_a_daemon(void **state) {
+TEST(not_a_daemon) {
         assert_int_equal(engine_marker_write(dir), 0);
         assert_int_equal(engine_daemon_pid(dir), 0);
         assert_int_equal(engine_marker_remove(dir), 0);
@@ -53,7 +49,7 @@ static void test_not_a_daemon(void **state) {
 }
 
 /* A process named ioschedd that wrote the marker is the engine, until it dies. */
-static void test_live_daemon(void **state) {
+TEST(live_daemon) {
         int fds[2], status;
         char c;
         pid_t pid;
@@ -83,20 +79,18 @@ static void test_live_daemon(void **state) {
         close(fds[1]);
 }
 
-int main(void) {
-        const struct CMUnitTest tests[] = {
-                cmocka_unit_test(test_absent),
-                cmocka_unit_test(test_not_a_daemon),
-                cmocka_unit_test(test_live_daemon),
-        };
-        _cleanup_(freep) char *marker = NULL;
-        int r;
+/* One directory holds the markers of every test: made before the first, removed after the
+ * last (with the marker a failed test may have left behind). */
+static int setup(void **state) {
+        return mkdtemp(dir) ? 0 : -1;
+}
 
-        if (!mkdtemp(dir))
-                return 1;
-        r = cmocka_run_group_tests(tests, NULL, NULL);
-        marker = strdup_printf("%s/%s", dir, ENGINE_MARKER);
+static int teardown(void **state) {
+        _cleanup_(freep) char *marker = strdup_printf("%s/%s", dir, ENGINE_MARKER);
+
         (void) unlink(marker);
         (void) rmdir(dir);
-        return r;
+        return 0;
 }
+
+DEFINE_TEST_MAIN(setup, teardown)

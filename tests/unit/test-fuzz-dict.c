@@ -5,14 +5,10 @@
  * the attribute, tunable or match tables without adding it there fails here.
  */
 #include <fcntl.h>
-#include <setjmp.h>
-#include <stdarg.h>
-#include <stddef.h>
 #include <stdio.h>
 
-#include <cmocka.h> /* after the headers it needs */
-
 #include "conf.h"
+#include "tests.h"
 #include "util.h"
 
 /* Every key the configuration takes, from the tables. */
@@ -36,7 +32,7 @@ static void expect_same_keys(char **expected, char **found, const char *where) {
         assert_int_equal(strv_length(found), strv_length(expected));
 }
 
-static void test_dictionary(void **state) {
+TEST(dictionary) {
         _cleanup_(strv_freep) char **keys = all_keys(), **found = calloc(1, sizeof(char *));
         _cleanup_(freep) char *text = NULL;
         _cleanup_(strv_freep) char **lines = NULL;
@@ -62,7 +58,7 @@ static void test_dictionary(void **state) {
         expect_same_keys(keys, found, "fuzz/fuzz-conf.dict");
 }
 
-static void test_directives(void **state) {
+TEST(directives) {
         _cleanup_(strv_freep) char **keys = all_keys(), **found = calloc(1, sizeof(char *));
         _cleanup_(strv_freep) char **errors = calloc(1, sizeof(char *));
         _cleanup_(policy_freep) Policy *p = policy_new();
@@ -85,10 +81,4 @@ static void test_directives(void **state) {
         expect_same_keys(keys, found, "fuzz/corpus/fuzz-conf/directives.conf");
 }
 
-int main(void) {
-        const struct CMUnitTest tests[] = {
-                cmocka_unit_test(test_dictionary),
-                cmocka_unit_test(test_directives),
-        };
-        return cmocka_run_group_tests(tests, NULL, NULL);
-}
+DEFINE_TEST_MAIN(NULL, NULL)

@@ -1,16 +1,12 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
-#include <setjmp.h>
-#include <stdarg.h>
-#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 
-#include <cmocka.h> /* after the headers it needs */
-
 #include "hashmap.h"
+#include "tests.h"
 #include "util.h"
 
-static void test_basic(void **state) {
+TEST(basic) {
         _cleanup_(hashmap_freep) Hashmap *h = hashmap_new();
         int a, b;
 
@@ -31,7 +27,7 @@ static void test_basic(void **state) {
 /* Random puts and removes against a plain array: every key is found exactly while it is in,
  * across growth and backward-shift deletions. */
 #define N 5000
-static void test_against_array(void **state) {
+TEST(against_array) {
         _cleanup_(hashmap_freep) Hashmap *h = hashmap_new();
         static char names[N][16];
         static bool in[N];
@@ -62,10 +58,4 @@ static void test_against_array(void **state) {
                 assert_ptr_equal(hashmap_get(h, names[i]), in[i] ? names[i] : NULL);
 }
 
-int main(void) {
-        const struct CMUnitTest tests[] = {
-                cmocka_unit_test(test_basic),
-                cmocka_unit_test(test_against_array),
-        };
-        return cmocka_run_group_tests(tests, NULL, NULL);
-}
+DEFINE_TEST_MAIN(NULL, NULL)

@@ -5,17 +5,13 @@
  * model that is not UTF-8 made GetAll of its object, and GetManagedObjects of every disk, fail
  * (tests/integration/daemon-hostile.sh found it; main fixed it in string_is_printable()).
  */
-#include <setjmp.h>
-#include <stdarg.h>
-#include <stddef.h>
 #include <stdio.h>
 
-#include <cmocka.h> /* after the headers it needs */
-
 #include "fake-kernel.h"
+#include "tests.h"
 #include "util.h"
 
-static void test_utf8_is_valid(void **state) {
+TEST(utf8_is_valid) {
         assert_true(utf8_is_valid(""));
         assert_true(utf8_is_valid("Samsung SSD 980 \xe2\x80\x93 PRO \xf0\x9f\x92\xbe"));
         assert_false(utf8_is_valid("bad\xff"));
@@ -27,7 +23,7 @@ static void test_utf8_is_valid(void **state) {
 
 /* Strings that are not UTF-8 are treated as absent (string_is_printable() requires UTF-8),
  * from sysfs device files and from udev's properties alike; valid UTF-8 is kept. */
-static void test_identity_is_utf8(void **state) {
+TEST(identity_is_utf8) {
         static const FakeDiskSpec spec = {
                 .name = "sdz",
                 .devnum = "8:240",
@@ -68,7 +64,7 @@ static void test_identity_is_utf8(void **state) {
  * from the last full reading: what was read is the kernel's now, what was not is the old
  * reading's, and the mask says which fields were taken (PropertiesChanged must not count them
  * as changed). Tunables belong to the scheduler: kept only while it is the same. */
-static void test_keep_unloaded(void **state) {
+TEST(keep_unloaded) {
         static const FakeDiskSpec spec = {
                 .name = "sda", .devnum = "8:0", .schedulers = "none mq-deadline",
                 .scheduler = "mq-deadline", .queues = 2, .model = "Fake SSD", .has_device = true,
@@ -131,7 +127,7 @@ static void test_keep_unloaded(void **state) {
         fake_kernel_free(k);
 }
 
-static void test_schedulers_shared(void **state) {
+TEST(schedulers_shared) {
         static const FakeDiskSpec a = { .name = "sda", .devnum = "8:0", .schedulers = "none mq-deadline kyber", .scheduler = "none" };
         static const FakeDiskSpec b = { .name = "sdb", .devnum = "8:16", .schedulers = "none mq-deadline kyber", .scheduler = "none" };
         static const FakeDiskSpec c = { .name = "sdc", .devnum = "8:32", .schedulers = "none bfq", .scheduler = "bfq" };
@@ -164,12 +160,4 @@ static void test_schedulers_shared(void **state) {
         fake_kernel_free(k);
 }
 
-int main(void) {
-        const struct CMUnitTest tests[] = {
-                cmocka_unit_test(test_utf8_is_valid),
-                cmocka_unit_test(test_identity_is_utf8),
-                cmocka_unit_test(test_keep_unloaded),
-                cmocka_unit_test(test_schedulers_shared),
-        };
-        return cmocka_run_group_tests(tests, NULL, NULL);
-}
+DEFINE_TEST_MAIN(NULL, NULL)

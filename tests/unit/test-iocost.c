@@ -8,13 +8,9 @@
  * own parameters (autop[]) for the ctrl=auto lines; test_real_printouts() has lines read from
  * those kernels (tests/kernels/iocost).
  */
-#include <setjmp.h>
-#include <stdarg.h>
-#include <stddef.h>
 #include <limits.h>
 #include <stdio.h>
 #include <sys/stat.h>
-#include <cmocka.h>
 
 #include "apply.h"
 #include "conf.h"
@@ -22,6 +18,7 @@
 #include "fixture.h"
 #include "iocost.h"
 #include "report.h"
+#include "tests.h"
 #include "util.h"
 
 /* ctrl=auto on an NVMe disk (AUTOP_SSD_FAST), as set up by a first write of enable=1 */
@@ -35,7 +32,7 @@
         "8:0 ctrl=user model=linear rbps=2706339840 rseqiops=89698 rrandiops=110036 " \
         "wbps=1063126016 wseqiops=135560 wrandiops=130734"
 
-static void test_parse_lines(void **state) {
+TEST(parse_lines) {
         _cleanup_(iocost_state_done) IocostState st = {};
         _cleanup_(freep) char *devnum = NULL;
 
@@ -107,7 +104,7 @@ static void test_parse_lines(void **state) {
 
 /* Read from Debian's 6.1.0-50-amd64, 6.12.117+deb13-amd64 and 7.3.4+deb13-amd64 by
  * tests/kernels/iocost (null_blk, cgroup v2): the same text on all three. */
-static void test_real_printouts(void **state) {
+TEST(real_printouts) {
         static const char *const qos[] = {
                 "254:0 enable=1 ctrl=user rpct=95.00 rlat=5000 wpct=95.50 wlat=10000 min=50.00 max=150.00",
                 "254:0 enable=1 ctrl=auto rpct=0.00 rlat=25000 wpct=0.00 wlat=25000 min=1.00 max=10000.00",
@@ -132,7 +129,7 @@ static void test_real_printouts(void **state) {
         }
 }
 
-static void test_find(void **state) {
+TEST(find) {
         _cleanup_(iocost_state_done) IocostState st = {};
         const char *text = "8:16 enable=0 ctrl=auto rpct=0.00 rlat=250000 wpct=0.00 wlat=250000 min=1.00 max=10000.00\n"
                            QOS_USER "\n" QOS_AUTO "\n";
@@ -148,7 +145,7 @@ static void test_find(void **state) {
         assert_int_equal(iocost_find(ATTR_FILE_IOCOST_QOS, "8:0 enable=1\n", "8:0", &st), -EBADMSG);
 }
 
-static void test_mountinfo(void **state) {
+TEST(mountinfo) {
         _cleanup_(strv_freep) char **m = NULL;
         const char *text =
                 "22 28 0:21 / /proc rw,nosuid shared:12 - proc proc rw\n"
@@ -168,7 +165,7 @@ static void test_mountinfo(void **state) {
         assert_false(cgroup_controllers_have_io(""));
 }
 
-static void test_static_key_kernels(void **state) {
+TEST(static_key_kernels) {
         assert_true(kernel_has_rqos_static_key("6.16.0"));
         assert_true(kernel_has_rqos_static_key("6.16"));
         assert_true(kernel_has_rqos_static_key("6.16.3+deb14-amd64"));
@@ -200,7 +197,7 @@ static char *hwdb_props[] = {
         NULL,
 };
 
-static void test_solution_pick(void **state) {
+TEST(solution_pick) {
         char **props = hwdb_props;
         char *no_naive[] = {
                 "IOCOST_SOLUTIONS=  bandwidth\tisolation ",
@@ -299,7 +296,7 @@ static const Action *action(const Planned *x, const char *key) {
         "iocost.enable = yes\niocost.rpct = 95\niocost.rlat = 5000\niocost.wpct = 95.5\n" \
         "iocost.wlat = 10000\niocost.min = 50\niocost.max = 150\n"
 
-static void test_plan_user(void **state) {
+TEST(plan_user) {
         _cleanup_(disk_freep) Disk *d = disk_with(
                 "259:0 enable=1 ctrl=user rpct=95.00 rlat=5000 wpct=95.50 wlat=10000 min=50.00 max=150.00",
                 MODEL_AUTO, "7.3.4+deb13-amd64");
@@ -340,7 +337,7 @@ static void test_plan_user(void **state) {
         expect_lines(d, "iocost.model.ctrl = user\n", NULL, "259:0 ctrl=user");
 }
 
-static void test_plan_auto(void **state) {
+TEST(plan_auto) {
         _cleanup_(disk_freep) Disk *d = disk_with(QOS_AUTO, MODEL_AUTO, "6.12.57+deb13-amd64");
         Planned x;
 
@@ -358,7 +355,7 @@ static void test_plan_auto(void **state) {
                      "259:0 ctrl=user rlat=5000", NULL);
 }
 
-static void test_plan_absent(void **state) {
+TEST(plan_absent) {
         _cleanup_(disk_freep) Disk *d = disk_with(NULL, NULL, "6.1.0-28-amd64"), *sk = NULL, *sk_set_up = NULL;
         Planned x;
 
@@ -390,7 +387,7 @@ static void test_plan_absent(void **state) {
         expect_lines(sk_set_up, "iocost.enable = no\n", "259:0 enable=0", NULL);
 }
 
-static void test_plan_not_applicable(void **state) {
+TEST(plan_not_applicable) {
         _cleanup_(disk_freep) Disk *d = disk_with(NULL, NULL, NULL);
         Planned x;
 
@@ -411,7 +408,7 @@ static void test_plan_not_applicable(void **state) {
         planned_done(&x);
 }
 
-static void test_plan_solution(void **state) {
+TEST(plan_solution) {
         _cleanup_(disk_freep) Disk *d = disk_with(NULL, NULL, "7.3.4");
         const Action *a;
         Planned x;
@@ -471,12 +468,11 @@ static Plan *run(Fixture *c, char * const *props, ApplyStats *st) {
         return fixture_apply(c, "nvme0n1", props, &load, 0, st);
 }
 
-
 #define MODEL_SETTINGS \
         "iocost.model.rbps = 2706339840\niocost.model.rseqiops = 89698\niocost.model.rrandiops = 110036\n" \
         "iocost.model.wbps = 1063126016\niocost.model.wseqiops = 135560\niocost.model.wrandiops = 130734\n"
 
-static void test_apply_converges(void **state) {
+TEST(apply_converges) {
         ApplyStats st = {};
         Plan *p;
         Fixture c;
@@ -520,7 +516,7 @@ static void test_apply_converges(void **state) {
         fixture_teardown(&c);
 }
 
-static void test_apply_errors(void **state) {
+TEST(apply_errors) {
         ApplyStats st = {};
         Plan *p;
         Fixture c;
@@ -567,7 +563,7 @@ static void test_apply_errors(void **state) {
         fixture_teardown(&c);
 }
 
-static void test_apply_not_applicable(void **state) {
+TEST(apply_not_applicable) {
         ApplyStats st = {};
         Plan *p;
         Fixture c;
@@ -582,7 +578,7 @@ static void test_apply_not_applicable(void **state) {
         fixture_teardown(&c);
 }
 
-static void test_apply_static_key(void **state) {
+TEST(apply_static_key) {
         Plan *p;
         Fixture c;
 
@@ -595,7 +591,7 @@ static void test_apply_static_key(void **state) {
         fixture_teardown(&c);
 }
 
-static void test_apply_hwdb(void **state) {
+TEST(apply_hwdb) {
         char **props = hwdb_props;
         Plan *p;
         Fixture c;
@@ -641,7 +637,7 @@ static bool two_writers(Fixture *c, char * const *props, bool *ret_note) {
         return d->iocost_other_writer;
 }
 
-static void test_two_writers(void **state) {
+TEST(two_writers) {
         char *props[] = { "IOCOST_SOLUTIONS=naive", "IOCOST_QOS_NAIVE=rlat=1", "IOCOST_MODEL_NAIVE=rbps=1", NULL };
         char *none[] = { "ID_MODEL=x", NULL };
         char path[PATH_MAX];
@@ -670,25 +666,4 @@ static void test_two_writers(void **state) {
         fixture_teardown(&c);
 }
 
-int main(void) {
-        const struct CMUnitTest tests[] = {
-                cmocka_unit_test(test_parse_lines),
-                cmocka_unit_test(test_real_printouts),
-                cmocka_unit_test(test_find),
-                cmocka_unit_test(test_mountinfo),
-                cmocka_unit_test(test_static_key_kernels),
-                cmocka_unit_test(test_solution_pick),
-                cmocka_unit_test(test_plan_user),
-                cmocka_unit_test(test_plan_auto),
-                cmocka_unit_test(test_plan_absent),
-                cmocka_unit_test(test_plan_not_applicable),
-                cmocka_unit_test(test_plan_solution),
-                cmocka_unit_test(test_apply_converges),
-                cmocka_unit_test(test_apply_errors),
-                cmocka_unit_test(test_apply_not_applicable),
-                cmocka_unit_test(test_apply_static_key),
-                cmocka_unit_test(test_apply_hwdb),
-                cmocka_unit_test(test_two_writers),
-        };
-        return cmocka_run_group_tests(tests, NULL, NULL);
-}
+DEFINE_TEST_MAIN(NULL, NULL)

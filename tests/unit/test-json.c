@@ -1,12 +1,8 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
-#include <setjmp.h>
-#include <stdarg.h>
-#include <stddef.h>
 #include <stdio.h>
 
-#include <cmocka.h> /* after the headers it needs */
-
 #include "json.h"
+#include "tests.h"
 #include "util.h"
 
 static void expect(const char *in, const char *out) {
@@ -20,7 +16,7 @@ static void expect(const char *in, const char *out) {
         assert_string_equal(buf, out);
 }
 
-static void test_escapes(void **state) {
+TEST(escapes) {
         expect(NULL, "null");
         expect("", "\"\"");
         expect("mq-deadline", "\"mq-deadline\"");
@@ -30,7 +26,7 @@ static void test_escapes(void **state) {
 
 /* Found by fuzz-sysfs-text (fuzz/corpus/fuzz-sysfs-text/non-utf8-scheduler): kernel text that
  * is not UTF-8 was copied into the JSON report, which then was no JSON. */
-static void test_utf8(void **state) {
+TEST(utf8) {
         expect("caf\xc3\xa9 \xe2\x82\xac \xf0\x9f\x92\xbe", "\"caf\xc3\xa9 \xe2\x82\xac \xf0\x9f\x92\xbe\"");
         expect("a\xff"
                "b",
@@ -44,10 +40,4 @@ static void test_utf8(void **state) {
         expect("\xe2\x82", "\"\\ufffd\\ufffd\"");
 }
 
-int main(void) {
-        const struct CMUnitTest tests[] = {
-                cmocka_unit_test(test_escapes),
-                cmocka_unit_test(test_utf8),
-        };
-        return cmocka_run_group_tests(tests, NULL, NULL);
-}
+DEFINE_TEST_MAIN(NULL, NULL)

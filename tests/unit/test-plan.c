@@ -1,16 +1,13 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
-#include <setjmp.h>
-#include <stdarg.h>
-#include <stddef.h>
 #include <stdio.h>
 #include <sys/stat.h>
 #include <sys/utsname.h>
-#include <cmocka.h>
 
 #include "conf.h"
 #include "fake-kernel.h"
 #include "fixture.h"
 #include "plan.h"
+#include "tests.h"
 #include "util.h"
 
 typedef struct Ctx {
@@ -78,7 +75,7 @@ static const FakeDiskSpec part = { .name = "sda1", .devnum = "8:1", .partition =
 static const FakeDiskSpec smr = { .name = "sde", .devnum = "8:64", .scheduler = "mq-deadline", .zoned = "host-managed", .rotational = 1 };
 static const FakeDiskSpec nowbt = { .name = "sdf", .devnum = "8:80", .scheduler = "none", .wbt = "EINVAL" };
 
-static void test_scheduler(void **state) {
+TEST(scheduler) {
         /* unchanged, in each kernel's format */
         expect("scheduler = mq-deadline", &ssd, "none [mq-deadline] kyber bfq ", "scheduler", ACTION_SKIP, NULL, "already");
         expect("scheduler = mq-deadline", &ssd, "kyber [mq-deadline] bfq none", "scheduler", ACTION_SKIP, NULL, NULL);
@@ -122,7 +119,7 @@ static void check_loadable(const char *offered, const char *sched, const char *m
         ctx_done(&c);
 }
 
-static void test_loadable_module(void **state) {
+TEST(loadable_module) {
         /* kyber is not registered, but its module exists */
         check_loadable("none [mq-deadline] bfq", "kyber", "kyber-iosched.ko.xz");
         /* Debian 12's form: bfq.ko, uncompressed, the kernel offering only built-in ones. That
@@ -130,7 +127,7 @@ static void test_loadable_module(void **state) {
         check_loadable("none [mq-deadline]", "bfq", "bfq.ko");
 }
 
-static void test_tunables(void **state) {
+TEST(tunables) {
         Ctx c;
 
         expect("iosched.fifo_batch = 16", &ssd, NULL, "iosched.fifo_batch", ACTION_SKIP, NULL, NULL);
@@ -160,7 +157,7 @@ static void test_tunables(void **state) {
 
 /* read_expire is kept in jiffies: at HZ=250 the kernel shows 250 as 252. That is "already
  * right", or every run would write it again and report a failure. */
-static void test_tunable_in_jiffies(void **state) {
+TEST(tunable_in_jiffies) {
         Ctx c;
 
         plan_for(&c, &ssd, NULL, "iosched.read_expire = 250");
@@ -176,7 +173,7 @@ static void test_tunable_in_jiffies(void **state) {
         ctx_done(&c);
 }
 
-static void test_wbt(void **state) {
+TEST(wbt) {
         expect("wbt_lat_usec = 2000", &ssd, NULL, "wbt_lat_usec", ACTION_SKIP, NULL, NULL);
         expect("wbt_lat_usec = default", &ssd, NULL, "wbt_lat_usec", ACTION_SKIP, NULL, "default (2000 us)");
         expect("wbt_lat_usec = default", &hdd, NULL, "wbt_lat_usec", ACTION_SKIP, NULL, "default (75000 us)");
@@ -201,7 +198,7 @@ static void test_wbt(void **state) {
         expect("wbt_lat_usec = 2000", &dm, NULL, "wbt_lat_usec", ACTION_UNSUPPORTED, NULL, "no such attribute");
 }
 
-static void test_numbers(void **state) {
+TEST(numbers) {
         expect("nr_requests = 256", &ssd, NULL, "nr_requests", ACTION_SKIP, NULL, NULL);
         expect("nr_requests = 64", &ssd, NULL, "nr_requests", ACTION_WRITE, "64", "256 -> 64");
         expect("read_ahead_kb = 128", &dm, NULL, "read_ahead_kb", ACTION_SKIP, NULL, NULL);
@@ -214,7 +211,7 @@ static void test_numbers(void **state) {
         expect("nr_requests = 64", &part, NULL, "nr_requests", ACTION_REFUSED, NULL, "partition");
 }
 
-static void test_unparsable_current(void **state) {
+TEST(unparsable_current) {
         Ctx c;
 
         plan_for(&c, &ssd, NULL, "nr_requests = 64");
@@ -226,15 +223,4 @@ static void test_unparsable_current(void **state) {
         ctx_done(&c);
 }
 
-int main(void) {
-        const struct CMUnitTest tests[] = {
-                cmocka_unit_test(test_scheduler),
-                cmocka_unit_test(test_loadable_module),
-                cmocka_unit_test(test_tunables),
-                cmocka_unit_test(test_tunable_in_jiffies),
-                cmocka_unit_test(test_wbt),
-                cmocka_unit_test(test_numbers),
-                cmocka_unit_test(test_unparsable_current),
-        };
-        return cmocka_run_group_tests(tests, NULL, NULL);
-}
+DEFINE_TEST_MAIN(NULL, NULL)

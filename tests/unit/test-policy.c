@@ -1,11 +1,7 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
-#include <setjmp.h>
-#include <stdarg.h>
-#include <stddef.h>
-#include <cmocka.h>
-
 #include "conf.h"
 #include "policy.h"
+#include "tests.h"
 #include "util.h"
 
 static Policy *load(const char *text) {
@@ -40,7 +36,7 @@ static bool matches(const char *match_lines, const Disk *d) {
         return r;
 }
 
-static void test_match(void **state) {
+TEST(match) {
         _cleanup_(disk_freep) Disk *sda = mkdisk("sda", TRANSPORT_ATA, 1, 1);
         _cleanup_(disk_freep) Disk *nvme = mkdisk("nvme0n1", TRANSPORT_NVME, 0, 8);
         _cleanup_(disk_freep) Disk *dm = mkdisk("dm-0", TRANSPORT_DM, 0, 0);
@@ -88,7 +84,7 @@ static void test_match(void **state) {
         assert_false(matches("match.rotational = 0", sda));
 }
 
-static void test_resolve(void **state) {
+TEST(resolve) {
         _cleanup_(policy_freep) Policy *p = load(
                 "[rule base]\n"                         /* 1 */
                 "match.name = *\n"                      /* 2 */
@@ -130,7 +126,7 @@ static void test_resolve(void **state) {
         assert_null(resolved_find(h, ATTR_WBT_LAT_USEC, NULL));
 }
 
-static void test_resolve_tunables(void **state) {
+TEST(resolve_tunables) {
         _cleanup_(policy_freep) Policy *p = load(
                 "[rule a]\nmatch.name = sd*\niosched.read_expire = 100\niosched.fifo_batch = 4\n"
                 "[rule b]\nmatch.name = sda\niosched.read_expire = 50\n");
@@ -145,7 +141,7 @@ static void test_resolve_tunables(void **state) {
         assert_string_equal(r->settings[1].rule->name, "b");
 }
 
-static void test_disk_load_mask(void **state) {
+TEST(disk_load_mask) {
         _cleanup_(policy_freep) Policy *p = load(
                 "[rule a]\nmatch.name = sd*\nscheduler = none\n"
                 "[rule b]\nmatch.queues = single\nnr_requests = 4\n");
@@ -168,12 +164,4 @@ static void test_disk_load_mask(void **state) {
         assert_int_equal(l.attrs, 1u << ATTR_WBT_LAT_USEC);
 }
 
-int main(void) {
-        const struct CMUnitTest tests[] = {
-                cmocka_unit_test(test_match),
-                cmocka_unit_test(test_resolve),
-                cmocka_unit_test(test_resolve_tunables),
-                cmocka_unit_test(test_disk_load_mask),
-        };
-        return cmocka_run_group_tests(tests, NULL, NULL);
-}
+DEFINE_TEST_MAIN(NULL, NULL)

@@ -1,14 +1,11 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 /* The worker pool: every item runs once, on at most max threads, and comes back through
  * the eventfd; unrun items are handed back at free. */
-#include <setjmp.h>
-#include <stdarg.h>
-#include <stddef.h>
-#include <cmocka.h>
 #include <poll.h>
 #include <pthread.h>
 
 #include "ioschedd-worker.h"
+#include "tests.h"
 #include "util.h"
 
 typedef struct Item {
@@ -49,7 +46,7 @@ static void take_n(WorkerPool *p, unsigned n) {
         assert_int_equal(done, n);
 }
 
-static void test_runs_all(void **state) {
+TEST(runs_all) {
         static const WorkerPoolOps ops = { .thread_init = thread_init };
         enum { N = 200 };
         Item items[N] = {};
@@ -83,7 +80,7 @@ static void block_run(WorkItem *w, void *thread_data) {
         ((Item *) w)->runs++;
 }
 
-static void test_free_returns_unrun(void **state) {
+TEST(free_returns_unrun) {
         Item items[3] = {};
         WorkItem *l;
         WorkerPool *p;
@@ -125,7 +122,7 @@ static int failing_init(void *userdata, void **ret) {
         return r;
 }
 
-static void test_thread_init_fails(void **state) {
+TEST(thread_init_fails) {
         static const WorkerPoolOps ops = { .thread_init = failing_init };
         Item items[6] = {};
         WorkerPool *p;
@@ -207,7 +204,7 @@ static void run_waves(WorkerPool *p, Item *items, unsigned n, unsigned max_wave,
 /* Waves of items on many threads, each wave taken back before the next: threads go idle and
  * are woken again and again (the waits and wake-ups of a daemon between bursts of events), and
  * threads that finish find work queued without waiting. Every item runs exactly once. */
-static void test_waves(void **state) {
+TEST(waves) {
         enum { N = 4000 };
         static Item items[N];
         WorkerPool *p;
@@ -230,7 +227,7 @@ static void thread_done(void *thread_data) {
 
 /* Threads that end when idle (1 µs: at nearly every empty queue, racing the next submit):
  * every item still runs exactly once, each ended thread is done once, none is left at rest. */
-static void test_idle_exit(void **state) {
+TEST(idle_exit) {
         static const WorkerPoolOps ops = { .thread_init = thread_init, .thread_done = thread_done,
                                            .idle_usec = 1 };
         enum { N = 2000 };
@@ -250,21 +247,11 @@ static void test_idle_exit(void **state) {
         assert_int_equal(n_done, n_init);
 }
 
-static void test_bounds(void **state) {
+TEST(bounds) {
         WorkerPool *p;
 
         assert_int_equal(worker_pool_new(0, NULL, NULL, &p), -EINVAL);
         assert_int_equal(worker_pool_new(1025, NULL, NULL, &p), -EINVAL);
 }
 
-int main(void) {
-        const struct CMUnitTest tests[] = {
-                cmocka_unit_test(test_runs_all),
-                cmocka_unit_test(test_free_returns_unrun),
-                cmocka_unit_test(test_thread_init_fails),
-                cmocka_unit_test(test_waves),
-                cmocka_unit_test(test_idle_exit),
-                cmocka_unit_test(test_bounds),
-        };
-        return cmocka_run_group_tests(tests, NULL, NULL);
-}
+DEFINE_TEST_MAIN(NULL, NULL)
