@@ -6,8 +6,10 @@
 #include <malloc.h>
 #include <signal.h>
 #include <stdio.h>
+#include <sys/utsname.h>
 #include <systemd/sd-daemon.h>
 
+#include "attr.h"
 #include "cli.h"
 #include "engine.h"
 #include "ioschedd-manager-bus.h"
@@ -22,10 +24,11 @@ static struct {
         unsigned workers;
         int monitor_buffer;
         int log_level;
-        bool no_monitor, no_kernel_events;
+        bool no_monitor;
+        int kernel_events;      /* -1: auto (not on a kernel where switches race), 0, 1 */
 } arg = { .root = "/", .config_root = "/", .runtime_dir = ENGINE_RUNTIME_DIR,
           .workers = IOSCHEDD_WORKERS_DEFAULT,
-          .monitor_buffer = IOSCHEDD_MONITOR_BUFFER, .log_level = -1 };
+          .monitor_buffer = IOSCHEDD_MONITOR_BUFFER, .log_level = -1, .kernel_events = -1 };
 
 static void help(void) {
         printf("%s [OPTIONS...]\n\n"
@@ -44,8 +47,12 @@ static void help(void) {
                "     --workers=N            At most N sysfs writes in flight (default %d)\n"
                "     --log-level=LEVEL      err, warning, notice, info (default), debug\n"
                "     --no-monitor           Do not listen to udev events (tests)\n"
-               "     --no-kernel-events     Wait for udev's event even when the policy matches\n"
-               "                            nothing only udev knows (model, serial, ...)\n"
+               "     --kernel-events=WHEN   Act on the kernel's uevent, before udev's, when the\n"
+               "                            policy matches nothing only udev knows: yes, no,\n"
+               "                            auto (the default: not on 6.16 to 7.2, where a\n"
+               "                            switch made while a udev rule switches the same\n"
+               "                            queue can oops the kernel)\n"
+               "     --no-kernel-events     The same as --kernel-events=no\n"
                "     --monitor-buffer=BYTES The udev monitor's receive buffer (default 128 MiB;\n"
                "                            tests make it small to provoke lost events)\n\n"
                "The bus is the system bus, or $DBUS_SYSTEM_BUS_ADDRESS. Ready (sd_notify READY=1,\n"
@@ -62,6 +69,7 @@ static int parse_argv(int argc, char *argv[]) {
                 ARG_LOG_LEVEL,
                 ARG_NO_MONITOR,
                 ARG_NO_KERNEL_EVENTS,
+                ARG_KERNEL_EVENTS,
                 ARG_MONITOR_BUFFER,
         };
         static const struct option options[] = {
@@ -73,6 +81,7 @@ static int parse_argv(int argc, char *argv[]) {
                 { "log-level", required_argument, NULL, ARG_LOG_LEVEL },
                 { "no-monitor", no_argument, NULL, ARG_NO_MONITOR },
                 { "no-kernel-events", no_argument, NULL, ARG_NO_KERNEL_EVENTS },
+                { "kernel-events", required_argument, NULL, ARG_KERNEL_EVENTS },
                 { "monitor-buffer", required_argument, NULL, ARG_MONITOR_BUFFER },
                 {}
         };
@@ -108,7 +117,19 @@ static int parse_argv(int argc, char *argv[]) {
                         arg.no_monitor = true;
                         break;
                 case ARG_NO_KERNEL_EVENTS:
-                        arg.no_kernel_events = true;
+                        arg.kernel_events = 0;
+                        break;
+                case ARG_KERNEL_EVENTS:
+                        if (streq(optarg, "auto"))
+                                arg.kernel_events = -1;
+                        else if (streq(optarg, "yes"))
+                                arg.kernel_events = 1;
+                        else if (streq(optarg, "no"))
+                                arg.kernel_events = 0;
+                        else {
+                                log_error("Invalid --kernel-events \"%s\": yes, no or auto.", optarg);
+                                return -EINVAL;
+                        }
                         break;
                 case ARG_MONITOR_BUFFER:
                         if (cli_parse_range("--monitor-buffer", optarg, 1024, 1024 * 1024 * 1024,
@@ -188,6 +209,24 @@ static int on_sighup(sd_event_source *s, const struct signalfd_siginfo *si, void
         return 0;
 }
 
+/* --kernel-events=auto: a kernel uevent's job switches the scheduler while udevd may be running
+ * a rule that switches it too (udevd's lock on the disk does not cover an event older than the
+ * disk's media, a loop device's LOOP_CONFIGURE: it opens the node by diskseq and skips the lock),
+ * which on these kernels can oops (kernel_scheduler_switch_races()). udev's own events come
+ * when udevd is done with the disk; its next one waits for our lock. */
+static bool kernel_events_wanted(void) {
+        struct utsname u;
+
+        if (arg.kernel_events >= 0)
+                return arg.kernel_events;
+        if (uname(&u) < 0 || !kernel_scheduler_switch_races(u.release))
+                return true;
+        (void) log_full_errno(LOG_NOTICE, 0, "Kernel %s: two scheduler switches of one queue at once can oops it; acting on "
+                   "udev's events, not the kernel's (--kernel-events=yes where no udev rule writes "
+                   "a scheduler).", u.release);
+        return false;
+}
+
 static int run(int argc, char *argv[]) {
         _cleanup_(manager_freep) Manager *m = NULL;
         _cleanup_(sd_event_source_unrefp) sd_event_source *sighup = NULL;
@@ -220,7 +259,7 @@ static int run(int argc, char *argv[]) {
         m->n_workers = arg.workers;
         m->verify_usec = arg.verify_usec;
         m->monitor_enabled = !arg.no_monitor;
-        m->kernel_events = !arg.no_kernel_events;
+        m->kernel_events = kernel_events_wanted();
         m->monitor_buffer = arg.monitor_buffer;
         m->on_initial_pass_done = on_initial_pass_done;
         m->on_status_changed = on_status_changed;

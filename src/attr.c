@@ -454,3 +454,11 @@ int value_sysfs_string(const AttrInfo *a, int64_t num, char *buf, size_t size) {
                 return -ENOBUFS;
         return 0;
 }
+
+bool kernel_scheduler_switch_races(const char *release) {
+        unsigned major, minor;
+
+        if (!release || sscanf(release, "%u.%u", &major, &minor) != 2)
+                return false;
+        return (major == 6 && minor >= 16) || (major == 7 && minor < 3);
+}

@@ -180,3 +180,23 @@ const char *tunable_by_index(size_t i, const char **ret_scheduler);
  * Return: what the kernel will show; @value itself for exact tunables or an unknown @hz.
  */
 int64_t tunable_kernel_value(const char *tunable, int64_t value, unsigned hz);
+
+/**
+ * kernel_scheduler_switch_races() - whether two scheduler switches of one queue at once can
+ *                                   oops this kernel
+ * @release: uname's release, "6.18.44-amd64"
+ *
+ * From 6.16 the second half of a switch (elevator_change_done(): the new elevator's sysfs
+ * directory and debugfs entries, the old one's removal) runs outside the elevator lock. On 6.18
+ * elv_iosched_store() holds only the read side of the tag set's update_nr_hwq_lock across it,
+ * so a second writer's switch can free or replace q->elevator under the first: on 6.18.44 a
+ * udev rule writing "none" while ioschedd wrote "mq-deadline" oopsed in
+ * blk_mq_debugfs_register_sched() (q->elevator NULL), the writer died in the kernel with the
+ * lock held and the disk could never be deleted. Debian's 7.3 takes the write side (a second
+ * writer gets EBUSY); 6.12 and older switch under one lock. The kernels in between that could
+ * not be checked here (6.16, 6.17, 6.19 to 7.2) count as affected.
+ *
+ * Return: true for 6.16 up to, not including, 7.3; false for others and for a release that
+ *         does not parse.
+ */
+bool kernel_scheduler_switch_races(const char *release);

@@ -403,10 +403,11 @@ int sysfs_write_setting(Sysfs *s, const char *disk, const AttrInfo *a, const cha
  * udev's lock on a block device (systemd.io/BLOCK_DEVICE_LOCKING): udevd holds a shared BSD
  * lock on the whole disk's node while it runs its rules for the disk's event, and postpones
  * the event while another program holds it exclusively. Taking it exclusively around a
- * scheduler switch keeps a rule's own scheduler write out of ours: on 6.16-6.18 two switches
- * of one queue at once can oops the kernel (elevator_change_done() runs outside the
- * elevator lock; 7.3 serialises it with the write side of update_nr_hwq_lock), leaving the
- * writer dead in the kernel with the tag set's lock held and the disk never deletable.
+ * scheduler switch keeps a rule's own scheduler write out of ours: on 6.18 (seen on 6.18.44)
+ * two switches of one queue at once can oops the kernel (elevator_change_done() runs outside
+ * the elevator lock under the read side of update_nr_hwq_lock; 7.3 takes its write side),
+ * leaving the writer dead in the kernel with the tag set's lock held and the disk never
+ * deletable (del_gendisk() waits for that lock for ever).
  */
 int sysfs_lock_disk(Sysfs *s, const Disk *d, uint64_t timeout_usec, int *ret_fd) {
         _cleanup_(closep) int fd = -1;

@@ -1,6 +1,8 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 #include <stdio.h>
+#include <sys/stat.h>
 #include <sys/utsname.h>
+#include <unistd.h>
 
 #include "apply.h"
 #include "conf.h"
@@ -328,6 +330,52 @@ TEST(value_changed_after_write) {
         assert_int_equal(st.failed, 0);
         assert_int_equal(c.k->n_writes, 2);
         plan_free(p);
+        fixture_teardown(&c);
+}
+
+/* APPLY_LOCK where there is no lock to take: no node under ROOT/dev, or a node that is not
+ * the disk's block device (a regular file of that name): the switch is made as without it.
+ * (The lock itself, against a holder, is tests/integration/apply-lock.sh.) */
+TEST(lock_without_node) {
+        _cleanup_(freep) char *dir = NULL, *node = NULL;
+        ApplyStats st = {};
+        Disk fake = { .name = (char *) "sda", .devnum = (char *) "8:0" };
+        Plan *p;
+        Fixture c;
+        FILE *f;
+        int fd;
+
+        setup(&c, &ssd, "scheduler = mq-deadline\n");
+        p = run(&c, "sda", APPLY_LOCK, &st);
+        assert_string_equal(c.k->log, "sda:queue/scheduler=mq-deadline\n");
+        assert_int_equal(st.written, 1);
+        plan_free(p);
+
+        assert_int_equal(sysfs_lock_disk(c.s, &fake, 0, &fd), 0);
+        assert_int_equal(fd, -1);
+        dir = strdup_printf("%s/dev", c.k->root);
+        node = strdup_printf("%s/dev/sda", c.k->root);
+        assert_int_equal(mkdir(dir, 0755), 0);
+        f = fopen(node, "we");
+        assert_non_null(f);
+        fclose(f);
+        assert_int_equal(sysfs_lock_disk(c.s, &fake, 0, &fd), 0);
+        assert_int_equal(fd, -1);
+        fake.devnum = (char *) "8";
+        assert_int_equal(sysfs_lock_disk(c.s, &fake, 0, &fd), -EINVAL);
+        fake.devnum = (char *) "8:0";
+        fake.name = (char *) "../sda";
+        assert_int_equal(sysfs_lock_disk(c.s, &fake, 0, &fd), -EINVAL);
+
+        fake_kernel_forget_writes(c.k);
+        assert_int_equal(fake_write(c.k, "sys/class/block/sda/queue/scheduler", "[none] mq-deadline"), 0);
+        st = (ApplyStats) {};
+        p = run(&c, "sda", APPLY_LOCK, &st);
+        assert_string_equal(c.k->log, "sda:queue/scheduler=mq-deadline\n");
+        assert_int_equal(st.written, 1);
+        plan_free(p);
+        (void) unlink(node);
+        (void) rmdir(dir);
         fixture_teardown(&c);
 }
 

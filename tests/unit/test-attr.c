@@ -297,4 +297,18 @@ TEST(tunable_kernel_value) {
         assert_int_equal(tunable_kernel_value("slice_idle", 7, 250), 7);
 }
 
+TEST(scheduler_switch_races) {
+        assert_false(kernel_scheduler_switch_races("6.12.118-amd64"));
+        assert_false(kernel_scheduler_switch_races("6.15.9"));
+        assert_true(kernel_scheduler_switch_races("6.16"));
+        assert_true(kernel_scheduler_switch_races("6.18.44-fc-v669"));
+        assert_true(kernel_scheduler_switch_races("7.0-rc1"));
+        assert_true(kernel_scheduler_switch_races("7.2.9"));
+        assert_false(kernel_scheduler_switch_races("7.3.4+bpo-amd64"));
+        assert_false(kernel_scheduler_switch_races("8.0"));
+        assert_false(kernel_scheduler_switch_races("5.10.0"));
+        assert_false(kernel_scheduler_switch_races("garbage"));
+        assert_false(kernel_scheduler_switch_races(NULL));
+}
+
 DEFINE_TEST_MAIN(NULL, NULL)
