@@ -298,17 +298,18 @@ TEST(tunable_kernel_value) {
 }
 
 TEST(scheduler_switch_races) {
-        assert_false(kernel_scheduler_switch_races("6.12.118-amd64"));
-        assert_false(kernel_scheduler_switch_races("6.15.9"));
-        assert_true(kernel_scheduler_switch_races("6.16"));
-        assert_true(kernel_scheduler_switch_races("6.18.44-fc-v669"));
-        assert_true(kernel_scheduler_switch_races("7.0-rc1"));
-        assert_true(kernel_scheduler_switch_races("7.2.9"));
-        assert_false(kernel_scheduler_switch_races("7.3.4+bpo-amd64"));
-        assert_false(kernel_scheduler_switch_races("8.0"));
-        assert_false(kernel_scheduler_switch_races("5.10.0"));
-        assert_false(kernel_scheduler_switch_races("garbage"));
-        assert_false(kernel_scheduler_switch_races(NULL));
+        static const struct {
+                const char *release;
+                bool races;
+        } cases[] = {
+                { "6.12.118-amd64", false }, { "6.15.9", false },      { "6.16", true },
+                { "6.18.44-fc-v669", true }, { "7.0-rc1", true },      { "7.2.9", true },
+                { "7.3.4+bpo-amd64", false }, { "8.0", false },        { "5.10.0", false },
+                { "garbage", false },         { NULL, false },
+        };
+
+        for (size_t i = 0; i < ELEMENTSOF(cases); i++)
+                assert_int_equal(kernel_scheduler_switch_races(cases[i].release), cases[i].races);
 }
 
 DEFINE_TEST_MAIN(NULL, NULL)
