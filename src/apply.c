@@ -248,7 +248,6 @@ static void count(ApplyStats *st, const Action *a) {
 int apply_disk(Sysfs *s, Disk *d, const Resolved *r, ApplyFlags flags, Plan **ret_report,
                ApplyStats *stats) {
         _cleanup_(plan_freep) Plan *plan = NULL, *report = NULL;
-        _cleanup_(closep) int lock_fd = -1;     /* held until every write of the disk is done */
         bool gone = false;
         size_t i = 0;
         int k;
@@ -298,8 +297,12 @@ int apply_disk(Sysfs *s, Disk *d, const Resolved *r, ApplyFlags flags, Plan **re
                         a->outcome = OUTCOME_DRY_RUN;
                 } else {
                         if (a->attr->id == ATTR_SCHEDULER) {
+                                /* Only for the switch: an open node keeps a loop device from
+                                 * being deleted (LOOP_CTL_REMOVE fails with EBUSY). */
+                                _cleanup_(closep) int lock_fd = -1;
+
                                 k = 0;
-                                if ((flags & APPLY_LOCK) && lock_fd < 0)
+                                if (flags & APPLY_LOCK)
                                         k = sysfs_lock_disk(s, d, APPLY_LOCK_TIMEOUT_USEC, &lock_fd);
                                 if (k < 0 && k != -EWOULDBLOCK)
                                         log_debug_errno(k, "%s: cannot take udev's lock on the device node, "
