@@ -269,6 +269,31 @@ check_sandbox() {
 	guest '[ ! -e /tmp/iosched-test ]' || bad "PrivateTmp: the daemon's /tmp is the system's"
 }
 
+# udev's lock under the unit's sandbox (DevicePolicy=closed, DeviceAllow=block-* r): while
+# another program holds the disk's node locked shared, as udevd does while it runs the disk's
+# rules, the daemon's scheduler switch waits; it is made once the lock is let go. A node the
+# unit could not open would make the switch go ahead at once.
+check_udev_lock() {
+	local dev out ms
+	dev=$(disk_of iossata)
+	[ -n "$dev" ] || { bad "no SATA test disk"; return; }
+	out=$(guest 'd='"$dev"'
+		echo none >/sys/block/$d/queue/scheduler
+		flock -s /dev/$d sleep 3 &
+		sleep 0.5
+		t0=$(date +%s%N)
+		busctl call org.iosched1 /org/iosched1 org.iosched1.Manager Apply s $d
+		t1=$(date +%s%N)
+		wait
+		echo "waited $(( (t1 - t0) / 1000000 )) ms"
+		echo "scheduler $(sed "s/.*\[\(.*\)\].*/\1/" /sys/block/$d/queue/scheduler)"') ||
+		bad "Apply failed"
+	echo "$out" | sed 's/^/  /'
+	ms=$(sed -n 's/^waited \([0-9]*\) ms$/\1/p' <<<"$out")
+	[ -n "$ms" ] && [ "$ms" -ge 2000 ] || bad "the switch did not wait for the lock (${ms:-?} ms)"
+	grep -qx 'scheduler mq-deadline' <<<"$out" || bad "not switched back to mq-deadline after the lock"
+}
+
 # D-Bus activation: with the daemon stopped, a call on org.iosched1 starts it.
 check_dbus_activation() {
 	local out
