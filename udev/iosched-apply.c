@@ -153,6 +153,7 @@ static int apply_one(Sysfs *s, const Policy *policy, const char *name, bool list
         _cleanup_(plan_freep) Plan *report = NULL;
         const char *n = disk_arg_name(name);
         DiskLoad load = DISK_LOAD_ALL;
+        bool by_udev;
         int r;
 
         /* Read only what the policy can use, unless a person wants to see everything. */
@@ -168,9 +169,12 @@ static int apply_one(Sysfs *s, const Policy *policy, const char *name, bool list
                 return -EINVAL;
         }
 
-        r = sysfs_load_disk(s, n, udev_event_is_for(n) ? environ : NULL, &load, &d);
+        /* Run by udevd for this disk's event: its properties are in our environment, and
+         * udevd holds the disk's lock and runs nothing else for it meanwhile. */
+        by_udev = udev_event_is_for(n);
+        r = sysfs_load_disk(s, n, by_udev ? environ : NULL, &load, &d);
         if (r == -ENODEV || r == -ENOENT) {
-                if (listed || udev_event_is_for(n)) {
+                if (listed || by_udev) {
                         log_debug("%s: gone before it could be read.", n);
                         return 0;
                 }
@@ -189,10 +193,8 @@ static int apply_one(Sysfs *s, const Policy *policy, const char *name, bool list
         r = policy_resolve(policy, d, &res);
         if (r < 0)
                 return log_oom();
-        /* Run by udevd for this disk's event, udevd holds the disk's lock and runs nothing else
-         * for it meanwhile; by hand, udevd may be running another disk event's rules. */
-        r = apply_disk(s, d, res, (arg.dry_run ? APPLY_DRY_RUN : 0) | (udev_event_is_for(n) ? 0 : APPLY_LOCK),
-                       &report, stats);
+        /* By hand, udevd may be running the rules of this disk's event meanwhile. */
+        r = apply_disk(s, d, res, (arg.dry_run ? APPLY_DRY_RUN : 0) | (by_udev ? 0 : APPLY_LOCK), &report, stats);
         if (r < 0)
                 return log_oom();
 
@@ -207,7 +209,7 @@ static int apply_one(Sysfs *s, const Policy *policy, const char *name, bool list
         for (size_t i = 0; i < report->n_actions && !told_iocost_na; i++)
                 if (report->actions[i].attr->file != ATTR_FILE_QUEUE &&
                     report->actions[i].outcome == OUTCOME_UNSUPPORTED && sysfs_iocost_probe(s) == -ENOENT) {
-                        log_full_errno(udev_event_is_for(n) ? LOG_DEBUG : LOG_NOTICE, 0,
+                        log_full_errno(by_udev ? LOG_DEBUG : LOG_NOTICE, 0,
                                        "iocost.* keys are not applicable on this system: no cgroup v2 "
                                        "hierarchy with the io controller.");
                         told_iocost_na = true;
