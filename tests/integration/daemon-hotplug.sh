@@ -40,9 +40,18 @@ mono_now() {
         MONO_MS=$((${l% nsecs} / 1000000))
 }
 real_ms() { local t=${EPOCHREALTIME/[.,]/}; REAL_MS=$((t / 1000)); }
-udev_add_ms() {
-        awk -v dev="/devices/virtual/block/$1" '$1 == "UDEV" && $3 == "add" && $4 == dev {
+# udev_event_ms ACTION NAME: the monotonic time in ms of udevd's first ACTION event of NAME.
+udev_event_ms() {
+        awk -v action="$1" -v dev="/devices/virtual/block/$2" '$1 == "UDEV" && $3 == action && $4 == dev {
                 gsub(/[][]/, "", $2); printf "%d", $2 * 1000; exit }' "$TEST_TMP/udev-events"
+}
+# Poll at_policy_nofork for 10 s at most; MONO_MS is when it was seen (or gave up).
+poll_policy() {
+        for _ in $(seq 1000); do
+                at_policy_nofork "$1" && break
+                sleep 0.01
+        done
+        mono_now
 }
 # Without a process either: the checks run every 10 ms.
 at_policy_nofork() {
@@ -59,22 +68,26 @@ for n in $n1 $n2; do
         real_ms; t=$REAL_MS
         loop_add "$n" &
         creator=$!
-        for _ in $(seq 1000); do
-                at_policy_nofork "loop$n" && break
-                sleep 0.01
-        done
-        mono_now; seen=$MONO_MS
+        poll_policy "loop$n"; seen=$MONO_MS
         real_ms; total=$((REAL_MS - t))
         wait $creator || fail "cannot create loop$n"
         at_policy "loop$n" || { grep "loop$n" "$IOSCHEDD_LOG" "$TEST_TMP/udev-events" >&2; udevadm control --ping || log "udevd is gone (stopped by whoever started it?)"; fail "loop$n not at its policy 10 s after it was created: $(qattr loop$n scheduler) $(qattr loop$n nr_requests) $(qattr loop$n read_ahead_kb)"; }
         wait_until 5 grep -q "UDEV.* add .*/loop$n " "$TEST_TMP/udev-events" || fail "no udev add event for loop$n"
-        ev=$(udev_add_ms "loop$n")
+        ev=$(udev_event_ms add "loop$n")
         log "loop$n at its policy $((seen - ev)) ms after udevd's add event, $total ms after its creation began"
         [ $((seen - ev)) -ge 0 ] || fail "clocks disagree: policy seen before the event"
         [ $((seen - ev)) -lt 1000 ] || { grep "loop$n" "$IOSCHEDD_LOG" >&2; fail "loop$n: $((seen - ev)) ms"; }
 
+        # Attaching sets new queue limits, and with them the kernel's read-ahead (6.11+): the
+        # change event that follows must bring the policy back, within a second of udevd's
+        # broadcast of it (or before it, where ioschedd acts on the kernel's event).
         loop_attach "$n"
-        wait_until 1 at_policy "loop$n" || fail "loop$n lost its policy when attached"
+        poll_policy "loop$n"; seen=$MONO_MS
+        at_policy "loop$n" || fail "loop$n lost its policy when attached: not back 10 s later"
+        wait_until 5 grep -q "UDEV.* change .*/loop$n " "$TEST_TMP/udev-events" || fail "no udev change event for loop$n"
+        ev=$(udev_event_ms change "loop$n")
+        log "loop$n at its policy again $((seen - ev)) ms after udevd's change event"
+        [ $((seen - ev)) -lt 1000 ] || { grep "loop$n" "$IOSCHEDD_LOG" >&2; fail "loop$n attached: $((seen - ev)) ms"; }
         wait_until 2 busctl get-property org.iosched1 /org/iosched1/disk/loop$n org.iosched1.Disk NrRequests \
                 || fail "loop$n not on the bus"
         wait_until 2 sh -c "busctl get-property org.iosched1 /org/iosched1/disk/loop$n org.iosched1.Disk NrRequests | grep -qx 'x 24'" \

@@ -198,12 +198,16 @@ nomerges = 1
 CONF
 }
 
-# wait_until TIMEOUT_S CMD...: poll CMD every 50 ms until it succeeds.
+# wait_until TIMEOUT_S CMD...: poll CMD every 50 ms until it succeeds, for TIMEOUT_S whole
+# seconds. The clock is $EPOCHREALTIME: bash's $SECONDS counts whole seconds of the wall clock,
+# so a deadline of SECONDS + 1 could pass a moment after it was set (one check, then failure).
 wait_until() {
-        local timeout=$1; shift
-        local end=$((SECONDS + timeout))
+        local timeout=$1 now end; shift
+        now=${EPOCHREALTIME/[.,]/}
+        end=$((now + timeout * 1000000))
         while ! "$@" >/dev/null 2>&1; do
-                [ $SECONDS -lt $end ] || return 1
+                now=${EPOCHREALTIME/[.,]/}
+                [ "$now" -lt "$end" ] || return 1
                 sleep 0.05
         done
 }
