@@ -456,9 +456,8 @@ int value_sysfs_string(const AttrInfo *a, int64_t num, char *buf, size_t size) {
 }
 
 bool kernel_scheduler_switch_races(const char *release) {
-        unsigned major, minor;
+        unsigned major, minor, patch;
 
-        if (!release || sscanf(release, "%u.%u", &major, &minor) != 2)
-                return false;
-        return (major == 6 && minor >= 16) || (major == 7 && minor < 3);
+        return kernel_release_parse(release, &major, &minor, &patch) >= 0 &&
+                ((major == 6 && minor >= 16) || (major == 7 && minor < 3));
 }

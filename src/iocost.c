@@ -228,22 +228,11 @@ bool cgroup_controllers_have_io(const char *text) {
 }
 
 bool kernel_has_rqos_static_key(const char *release) {
-        unsigned major, minor, patch = 0;
-        int n = 0;
-        char c;
+        unsigned major, minor, patch;
 
-        if (!release || sscanf(release, "%u.%u%n", &major, &minor, &n) != 2)
-                return false;
-        if (major != 6 || minor != 16)
-                return false;
-        c = release[n];
-        if (c == '.') {
-                if (sscanf(release + n, ".%u", &patch) != 1)
-                        return false;
-                return patch <= 3;
-        }
-        /* "6.16-rc3", "6.16+", "6.16" (= 6.16.0) */
-        return true;
+        /* "6.16-rc3", "6.16+" and "6.16" count as 6.16.0. */
+        return kernel_release_parse(release, &major, &minor, &patch) >= 0 &&
+                major == 6 && minor == 16 && patch <= 3;
 }
 
 static char *solution_key(const char *prefix, const char *name) {

@@ -351,6 +351,21 @@ int read_file_bounded(int dirfd, const char *path, size_t max, char **ret, size_
         return read_fd_bounded(fd, max, ret, ret_size);
 }
 
+int kernel_release_parse(const char *release, unsigned *ret_major, unsigned *ret_minor,
+                         unsigned *ret_patch) {
+        unsigned major, minor, patch = 0;
+        int n = 0;
+
+        if (!release || sscanf(release, "%u.%u%n", &major, &minor, &n) != 2)
+                return -EINVAL;
+        if (release[n] == '.' && sscanf(release + n, ".%u", &patch) != 1)
+                return -EINVAL;
+        *ret_major = major;
+        *ret_minor = minor;
+        *ret_patch = patch;
+        return 0;
+}
+
 uint64_t now_usec(void) {
         struct timespec ts;
 

@@ -59,4 +59,15 @@ char *escape_for_log(const char *s, size_t max);
 int read_file_bounded(int dirfd, const char *path, size_t max, char **ret, size_t *ret_size);
 int read_fd_bounded(int fd, size_t max, char **ret, size_t *ret_size);
 
+/**
+ * kernel_release_parse() - the version numbers of a kernel release
+ * @release: uname's release: "6.16.3+deb14-amd64", "6.16-rc3", "6.16"
+ * @ret_major, @ret_minor: "6", "16"
+ * @ret_patch: the third number, 0 when there is none ("6.16-rc3", "6.16")
+ *
+ * Return: 0, or -EINVAL for NULL or a release that is not MAJOR.MINOR[.PATCH]...
+ */
+int kernel_release_parse(const char *release, unsigned *ret_major, unsigned *ret_minor,
+                         unsigned *ret_patch);
+
 uint64_t now_usec(void);

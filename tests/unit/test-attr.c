@@ -297,6 +297,35 @@ TEST(tunable_kernel_value) {
         assert_int_equal(tunable_kernel_value("slice_idle", 7, 250), 7);
 }
 
+TEST(kernel_release) {
+        static const struct {
+                const char *release;
+                int r;
+                unsigned major, minor, patch;
+        } cases[] = {
+                { "6.16.3+deb14-amd64", 0, 6, 16, 3 }, { "6.16-rc3", 0, 6, 16, 0 },
+                { "6.16", 0, 6, 16, 0 },               { "6.18.44-fc-v669", 0, 6, 18, 44 },
+                { "7.3.4+bpo-amd64", 0, 7, 3, 4 },     { "6.16+", 0, 6, 16, 0 },
+                { "6.16.x", -EINVAL },                 { "6", -EINVAL },
+                { "garbage", -EINVAL },                { "", -EINVAL },
+                { NULL, -EINVAL },
+        };
+
+        for (size_t i = 0; i < ELEMENTSOF(cases); i++) {
+                unsigned major = 99, minor = 99, patch = 99;
+
+                assert_int_equal(kernel_release_parse(cases[i].release, &major, &minor, &patch), cases[i].r);
+                if (cases[i].r < 0) {
+                        /* ret_ untouched on failure */
+                        assert_int_equal(major + minor + patch, 3 * 99);
+                        continue;
+                }
+                assert_int_equal(major, cases[i].major);
+                assert_int_equal(minor, cases[i].minor);
+                assert_int_equal(patch, cases[i].patch);
+        }
+}
+
 TEST(scheduler_switch_races) {
         static const struct {
                 const char *release;
