@@ -181,8 +181,7 @@ static void disk_object_drop_wants(DiskObject *d) {
 static void manager_remove_disk(Manager *m, DiskObject *d) {
         assert(m && d && !d->gone && m->disks[d->index] == d);
         if (d->disk) {
-                /* Published once it was read: take it off the bus (while it can still be
-                 * found, so that InterfacesRemoved names its interfaces). */
+                /* Published once it was read: take it off the bus. */
                 disk_bus_emit_removed(d);
                 log_info("%s: removed.", d->name);
         }
