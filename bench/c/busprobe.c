@@ -17,8 +17,10 @@
  *       Poll (every 1 ms) until org.iosched1 has an owner; print the time since SINCE_US
  *       (CLOCK_REALTIME µs), in ms. Exit 2 on timeout.
  *   busprobe managed-objects COUNT
- *       Call ObjectManager.GetManagedObjects COUNT times; print "objects median_ms max_ms":
- *       the number of objects in the last reply and the call times (call to reply parsed).
+ *       Call ObjectManager.GetManagedObjects COUNT times; print "objects median_ms max_ms
+ *       arrived_ms": the number of objects in the last reply, the call times (call to reply
+ *       walked) and the median time to the reply's arrival (the daemon's and the bus's share;
+ *       the rest is the client's library walking it).
  */
 #include <errno.h>
 #include <signal.h>
@@ -208,7 +210,7 @@ static int cmp_double(const void *a, const void *b) {
 }
 
 static int do_managed_objects(long count) {
-        double ms[1000];
+        double ms[1000], arrived[1000];
         sd_bus *bus = NULL;
         long objects = 0;
         int r;
@@ -225,6 +227,7 @@ static int do_managed_objects(long count) {
 
                 r = sd_bus_call_method(bus, BUS_NAME, "/org/iosched1", "org.freedesktop.DBus.ObjectManager",
                                        "GetManagedObjects", &error, &reply, NULL);
+                arrived[i] = (double) (now_us(CLOCK_MONOTONIC) - t0) / 1000;
                 if (r < 0) {
                         fprintf(stderr, "busprobe: GetManagedObjects: %s\n", error.message ?: strerror(-r));
                         sd_bus_error_free(&error);
@@ -246,7 +249,8 @@ static int do_managed_objects(long count) {
         }
         sd_bus_unref(bus);
         qsort(ms, (size_t) count, sizeof(double), cmp_double);
-        printf("%ld %.2f %.2f\n", objects, ms[(count - 1) / 2], ms[count - 1]);
+        qsort(arrived, (size_t) count, sizeof(double), cmp_double);
+        printf("%ld %.2f %.2f %.2f\n", objects, ms[(count - 1) / 2], ms[count - 1], arrived[(count - 1) / 2]);
         return 0;
 }
 
