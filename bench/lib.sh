@@ -37,8 +37,13 @@ bench_init() {
 }
 
 # One line saying where and when: kernel, load (1/5/15 min), CPUs.
+# The CPU's name too: machines of one name differ threefold in speed here (absolute figures
+# compare only within one run, or with the reference rows a table has).
 bench_host() {
-        printf 'kernel %s, %s CPUs, load %s' "$(uname -r)" "$(nproc)" "$(cut -d' ' -f1-3 /proc/loadavg)"
+        local cpu
+        cpu=$(sed -n 's/^model name[[:space:]]*: //p' /proc/cpuinfo | head -1)
+        printf 'kernel %s, %s CPUs (%s), load %s' "$(uname -r)" "$(nproc)" "${cpu:-unknown}" \
+                "$(cut -d' ' -f1-3 /proc/loadavg)"
 }
 # bench_load1: the 1-min load average at the start of a round, printed for the record. A round
 # starts once the load has settled to 1.0 or less (the previous round's own fio and writers
