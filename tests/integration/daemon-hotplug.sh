@@ -95,27 +95,8 @@ for n in $n1 $n2; do
 done
 grep -q "\"member\":\"InterfacesAdded\".*/org/iosched1/disk/loop$n1" "$TEST_TMP/signals" \
         || fail "no InterfacesAdded for loop$n1"
-# InterfacesAdded is built by the daemon (ioschedd-disk-bus.c), not by sd-bus: from the object
-# manager's path, the interface as GetManagedObjects lists it, the disk's properties by name,
-# order and type as sd-bus's own GetAll has them (the values may have moved on since).
 busctl --json=short call org.iosched1 "$(disk_path "loop$n1")" org.freedesktop.DBus.Properties \
         GetAll s org.iosched1.Disk >"$TEST_TMP/getall.json"
-/usr/bin/python3 - "$TEST_TMP" "/org/iosched1/disk/loop$n1" <<'PY' || fail "InterfacesAdded of loop$n1 is not what sd-bus would send"
-import json, sys
-tmp, path = sys.argv[1:]
-sigs = [json.loads(l) for l in open(tmp + "/signals") if '"InterfacesAdded"' in l]
-sigs = [s for s in sigs if s["payload"]["data"][0] == path]
-assert len(sigs) == 1, "%d InterfacesAdded for %s" % (len(sigs), path)
-s = sigs[0]
-assert s["path"] == "/org/iosched1" and s["interface"] == "org.freedesktop.DBus.ObjectManager", s
-assert s["payload"]["type"] == "oa{sa{sv}}", s["payload"]["type"]
-ifaces = s["payload"]["data"][1]
-assert list(ifaces) == ["org.iosched1.Disk"], list(ifaces)
-getall = json.load(open(tmp + "/getall.json"))["data"][0]
-props = ifaces["org.iosched1.Disk"]
-assert [(k, v["type"]) for k, v in props.items()] == [(k, v["type"]) for k, v in getall.items()], (props, getall)
-assert props["Name"]["data"] == "loop" + path.rsplit("loop", 1)[1], props["Name"]
-PY
 
 # Detach and remove one: it leaves the bus.
 loop_remove "loop$n1"
@@ -124,16 +105,28 @@ wait_until 2 sh -c "! busctl call org.iosched1 /org/iosched1 org.iosched1.Manage
 expect_error org.iosched1.Error.NoSuchDisk GetDisk "loop$n1"
 wait_until 2 grep -q "\"member\":\"InterfacesRemoved\".*/org/iosched1/disk/loop$n1" "$TEST_TMP/signals" \
         || fail "no InterfacesRemoved for loop$n1"
-# It names the interface that InterfacesAdded listed, from the object manager's path.
-/usr/bin/python3 - "$TEST_TMP" "/org/iosched1/disk/loop$n1" <<'PY' || fail "InterfacesRemoved of loop$n1 is not InterfacesAdded's"
+# Both signals are built by the daemon (ioschedd-disk-bus.c), not by sd-bus, one each, from the
+# object manager's path. InterfacesAdded: the interface as GetManagedObjects lists it, the
+# disk's properties by name, order and type as sd-bus's own GetAll has them (the values may
+# have moved on since). InterfacesRemoved names the interface that InterfacesAdded listed.
+/usr/bin/python3 - "$TEST_TMP" "/org/iosched1/disk/loop$n1" <<'PY' || fail "InterfacesAdded or InterfacesRemoved of loop$n1 is not what it should be"
 import json, sys
 tmp, path = sys.argv[1:]
-sigs = [json.loads(l) for l in open(tmp + "/signals") if '"InterfacesRemoved"' in l]
-sigs = [s for s in sigs if s["payload"]["data"][0] == path]
-assert len(sigs) == 1, "%d InterfacesRemoved for %s" % (len(sigs), path)
-s = sigs[0]
-assert s["path"] == "/org/iosched1" and s["interface"] == "org.freedesktop.DBus.ObjectManager", s
-assert s["payload"]["data"][1] == ["org.iosched1.Disk"], s["payload"]
+def signal(member, signature):
+    sigs = [json.loads(l) for l in open(tmp + "/signals") if '"%s"' % member in l]
+    sigs = [s for s in sigs if s["payload"]["data"][0] == path]
+    assert len(sigs) == 1, "%d %s for %s" % (len(sigs), member, path)
+    s = sigs[0]
+    assert s["path"] == "/org/iosched1" and s["interface"] == "org.freedesktop.DBus.ObjectManager", s
+    assert s["payload"]["type"] == signature, s["payload"]["type"]
+    return s["payload"]["data"][1]
+ifaces = signal("InterfacesAdded", "oa{sa{sv}}")
+assert list(ifaces) == ["org.iosched1.Disk"], list(ifaces)
+getall = json.load(open(tmp + "/getall.json"))["data"][0]
+props = ifaces["org.iosched1.Disk"]
+assert [(k, v["type"]) for k, v in props.items()] == [(k, v["type"]) for k, v in getall.items()], (props, getall)
+assert props["Name"]["data"] == "loop" + path.rsplit("loop", 1)[1], props["Name"]
+assert signal("InterfacesRemoved", "oas") == ["org.iosched1.Disk"]
 PY
 mgr ListDisks | has "\"loop$n2\"" || fail "loop$n2 vanished too"
 
