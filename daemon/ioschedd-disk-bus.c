@@ -285,8 +285,8 @@ static int open_entry(sd_bus_message *reply, const char *contents, char key_type
 /* The a{sa{sv}} of one disk (in GetManagedObjects and InterfacesAdded): the disk's interface
  * with every property of disk_vtable, in its order, as sd-bus's own GetAll has them. sd-bus's
  * object manager would also list Peer, Introspectable and Properties, without properties, for
- * every object; like GDBus's, ours lists the interface that has them: for thousands of disks
- * the three empty entries were a tenth of the reply, for every client to relay and parse. */
+ * every object; like GDBus's, ours lists the interface that has them: at 4096 disks the three
+ * empty entries were 8% of what a client's sd-bus spent walking the reply (callgrind). */
 static int append_interfaces(sd_bus_message *reply, DiskObject *d, const char *path, sd_bus_error *error) {
         sd_bus *bus = sd_bus_message_get_bus(reply);
         int r;
