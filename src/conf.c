@@ -119,10 +119,23 @@ static char *parser_reader(char *str, int num, void *userdata) {
 
 static int parser_finish_rule(Parser *p) {
         Rule *r = TAKE_PTR(p->rule);
+        _cleanup_(freep) char *error = NULL;
+        unsigned line;
+        int q;
 
         if (!r)
                 return 0;
         if (p->rule_failed) {
+                rule_free(r);
+                return 0;
+        }
+        q = rule_check(r, &line, &error);
+        if (q == -ENOMEM) {
+                rule_free(r);
+                return q;
+        }
+        if (q < 0) {
+                parser_error(p, line, "%s", error);
                 rule_free(r);
                 return 0;
         }

@@ -1,4 +1,5 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
+#include <assert.h>
 #include <fnmatch.h>
 
 #include "policy.h"
@@ -301,6 +302,35 @@ int rule_add_setting(Rule *r, const char *key, const char *value, unsigned line,
         };
         v = (Value) {};
         return 0;
+}
+
+static const Setting *rule_find_setting(const Rule *r, AttrId id) {
+        for (size_t i = 0; i < r->n_settings; i++)
+                if (r->settings[i].attr->id == id)
+                        return &r->settings[i];
+        return NULL;
+}
+
+int rule_check(const Rule *r, unsigned *ret_line, char **ret_error) {
+        const Setting *lo, *hi;
+        char *msg;
+
+        assert(r);
+        assert(ret_line);
+        assert(ret_error);
+
+        lo = rule_find_setting(r, ATTR_IOCOST_MIN);
+        hi = rule_find_setting(r, ATTR_IOCOST_MAX);
+        if (!lo || !hi || lo->value.num <= hi->value.num)
+                return 0;
+        msg = strdup_printf("iocost.min = %s (line %u) is above iocost.max = %s (line %u) in [rule %s]: "
+                            "the kernel refuses it on every disk",
+                            lo->text, lo->line, hi->text, hi->line, r->name);
+        if (!msg)
+                return -ENOMEM;
+        *ret_line = MAX(lo->line, hi->line);
+        *ret_error = msg;
+        return -EINVAL;
 }
 
 Policy *policy_new(void) {

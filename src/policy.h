@@ -93,6 +93,17 @@ int rule_add_setting(Rule *r, const char *key, const char *value, unsigned line,
 int rule_add_match(Rule *r, const char *key, const char *value, unsigned line,
                    const char **ret_error);
 
+/**
+ * rule_check() - what is wrong within one rule whatever disk it meets and whatever other rules
+ * say (iocost.min above iocost.max: the kernel refuses every such write)
+ * @r: a rule with all its keys added
+ * @ret_line: the line of the setting that makes it wrong, set on -EINVAL only
+ * @ret_error: what is wrong (allocated), set on -EINVAL only
+ *
+ * Return: 0 if nothing is certainly wrong; -EINVAL; -ENOMEM.
+ */
+int rule_check(const Rule *r, unsigned *ret_line, char **ret_error);
+
 typedef struct ResolvedSetting {
         const Setting *setting;
         const Rule *rule;

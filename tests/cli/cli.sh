@@ -168,6 +168,11 @@ done
 sum=$(tree_sum)
 expect_exit 2 "$A" --root "$root" --config "$bad" fake1
 [ "$(tree_sum)" = "$sum" ] || fail "a file with errors was half applied"
+# What is wrong within one rule is found with no disk to resolve: iocost.min above iocost.max.
+printf '[rule io]\nmatch.name = *\niocost.max = 80\niocost.min = 90\n' >"$TEST_TMP/minmax.conf"
+expect_exit 2 "$A" --check-config --config "$TEST_TMP/minmax.conf"
+grep -q "^<3>$TEST_TMP/minmax.conf:4: iocost.min = 90.00 (line 4) is above iocost.max = 80.00 (line 3)" "$TEST_TMP/err" ||
+        fail "min above max in one rule not reported: $err"
 expect_exit 2 "$A" --check-config --config "$TEST_TMP/nonexistent.conf"
 grep -q "nonexistent.conf:0: cannot read: No such file or directory" "$TEST_TMP/err" || fail "$err"
 expect_exit 2 "$A" --check-config --config "$TEST_TMP"
