@@ -38,12 +38,13 @@ for round in $(seq 20); do
         (
                 for _ in $(seq 400); do
                         echo mq-deadline 2>/dev/null >"$q/scheduler" || true
+                        [ -e "$TEST_TMP/started.$round" ] || : >"$TEST_TMP/started.$round"
                         grep -q EBUSY "$trace" && break
                         [ -e "$TEST_TMP/done.$round" ] && break
                 done
         ) &
         competitor=$!
-        sleep 0.02      # let it take the lock first
+        wait_until 60 test -e "$TEST_TMP/started.$round" || fail "round $round: the competitor did not begin"
         rc=0
         trace_run "$trace" "$IOSCHED_APPLY" --config "$conf" "$d" >"$TEST_TMP/out.$round" 2>&1 || rc=$?
         touch "$TEST_TMP/done.$round"

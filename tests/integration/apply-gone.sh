@@ -25,7 +25,7 @@ held() {
         strace -f -qq -y -o "$trace" -P "$(nr_path "$name")" -e trace=write \
                 -e inject=write:delay_enter=3000000:when=1 "$@" >"$trace.out" 2>"$trace.err" &
         held_pid=$!
-        wait_until 10 grep -q 'write(' "$trace" || fail "$name: the write was never reached: $(cat "$trace.err")"
+        wait_until 60 grep -q 'write(' "$trace" || fail "$name: the write was never reached: $(cat "$trace.err")"
 }
 
 # no_complaint FILE: nothing at warning level or worse was logged.

@@ -64,5 +64,5 @@ clean() { [ "$(leftovers)" = "0 0 0" ]; }
 wait_until 60 has_loops 8 || { kill $pid; fail "apply-unchanged did not create its loop devices"; }
 kill -TERM $pid
 wait $pid || true
-wait_until 30 clean || fail "left behind after SIGTERM: $(leftovers)"
+wait_until 60 clean || fail "left behind after SIGTERM: $(leftovers)"
 log "ok"

@@ -71,13 +71,13 @@ disk_prop "$a" LastChanges | has '"nr_requests" "128" "32"' || fail "LastChanges
 echo none >"/sys/block/$b/queue/scheduler"
 mgr ApplyAll
 [ "$(current_scheduler "$b")" = mq-deadline ] || fail "ApplyAll did not restore $b"
-wait_until 3 grep -q "\"member\":\"Applied\".*\"$b\".*\"scheduler\",\"none\",\"mq-deadline\"" "$TEST_TMP/signals" \
+wait_until 60 grep -q "\"member\":\"Applied\".*\"$b\".*\"scheduler\",\"none\",\"mq-deadline\"" "$TEST_TMP/signals" \
         || fail "no Applied signal for $b: $(cat "$TEST_TMP/signals")"
-wait_until 3 grep -q "\"member\":\"Applied\".*\"$a\".*\"nr_requests\",\"128\",\"32\"" "$TEST_TMP/signals" \
+wait_until 60 grep -q "\"member\":\"Applied\".*\"$a\".*\"nr_requests\",\"128\",\"32\"" "$TEST_TMP/signals" \
         || fail "no Applied signal for $a"
-wait_until 3 grep -q "\"path\":\"/org/iosched1/disk/$a\".*PropertiesChanged.*LastChanges" "$TEST_TMP/signals" \
+wait_until 60 grep -q "\"path\":\"/org/iosched1/disk/$a\".*PropertiesChanged.*LastChanges" "$TEST_TMP/signals" \
         || fail "no PropertiesChanged for $a"
-wait_until 3 grep -q '"path":"/org/iosched1",.*PropertiesChanged.*"WritesDone"' "$TEST_TMP/signals" \
+wait_until 60 grep -q '"path":"/org/iosched1",.*PropertiesChanged.*"WritesDone"' "$TEST_TMP/signals" \
         || fail "no PropertiesChanged for WritesDone"
 # PropertiesChanged names only what changed: the Plan read nr_requests 128 (and mq-deadline's
 # async_depth follows nr_requests), the Apply wrote it back to 32 and recorded the change, and

@@ -62,7 +62,7 @@ ioschedd_start --config "$conf"
 log "a new disk loop$n1: the daemon brings it to policy, the helper steps aside"
 loop_add_attach "$n1"
 settle
-wait_until 10 at_policy "loop$n1" || fail "loop$n1 not at policy: $(current_scheduler "loop$n1") $(qattr "loop$n1" nr_requests)"
+wait_until 60 at_policy "loop$n1" || fail "loop$n1 not at policy: $(current_scheduler "loop$n1") $(qattr "loop$n1" nr_requests)"
 [ -n "$(helper_runs "loop$n1")" ] || fail "the rule did not run the helper for loop$n1"
 [ "$(helper_read_queue "loop$n1")" = 0 ] ||
         fail "the helper read loop$n1's queue while the daemon runs: $(helper_runs "loop$n1")"
@@ -73,10 +73,11 @@ runs=$(helper_runs "loop$n1" | wc -l)
 lines=$(grep -c "loop$n1: nr_requests 128 -> 48" "$IOSCHEDD_LOG" || true)
 udevadm trigger --action=change "/sys/block/loop$n1"
 settle
-wait_until 10 at_policy "loop$n1" || fail "the daemon did not put nr_requests back"
+wait_until 60 at_policy "loop$n1" || fail "the daemon did not put nr_requests back"
 [ "$(helper_runs "loop$n1" | wc -l)" -gt "$runs" ] || fail "the change event did not run the helper"
 [ "$(helper_read_queue "loop$n1")" = 0 ] || fail "the helper acted on the change event too"
-wait_until 5 test "$(grep -c "loop$n1: nr_requests 128 -> 48" "$IOSCHEDD_LOG")" -gt "$lines" ||
+logged_more_than() { [ "$(grep -c "loop$n1: nr_requests 128 -> 48" "$IOSCHEDD_LOG")" -gt "$1" ]; }
+wait_until 60 logged_more_than "$lines" ||
         fail "the daemon logged no write for the change event"
 [ "$(grep -c "loop$n1: nr_requests 128 -> 48" "$IOSCHEDD_LOG")" = $((lines + 1)) ] ||
         fail "more than one write for one drift: $(grep "loop$n1: nr_requests" "$IOSCHEDD_LOG")"
@@ -88,7 +89,7 @@ IOSCHEDD_PID=
 [ -e "$marker" ] || fail "SIGKILL removed the marker?"
 loop_add_attach "$n2"
 settle
-wait_until 10 at_policy "loop$n2" || fail "loop$n2 not at policy after the daemon crashed"
+wait_until 60 at_policy "loop$n2" || fail "loop$n2 not at policy after the daemon crashed"
 [ "$(helper_read_queue "loop$n2")" -gt 0 ] || fail "the helper did not act for loop$n2"
 
 log "daemon stopped (SIGTERM): it removes its marker, the rule alone brings loop$n3 to policy"
@@ -98,6 +99,6 @@ ioschedd_stop
 [ ! -e "$marker" ] || fail "the stopped daemon left its marker: $(cat "$marker")"
 loop_add_attach "$n3"
 settle
-wait_until 10 at_policy "loop$n3" || fail "loop$n3 not at policy with the daemon off"
+wait_until 60 at_policy "loop$n3" || fail "loop$n3 not at policy with the daemon off"
 [ "$(helper_read_queue "loop$n3")" -gt 0 ] || fail "the helper did not act for loop$n3"
 log "ok"

@@ -24,8 +24,8 @@ done
 udevadm settle --timeout=30
 kill -CONT "$IOSCHEDD_PID"
 
-wait_until 5 has "lost events" "$IOSCHEDD_LOG" || fail "no ENOBUFS seen (buffer not small enough?)"
-wait_until 5 sh -c "grep -q '\\[mq-deadline\\]' /sys/block/$a/queue/scheduler" \
+wait_until 60 has "lost events" "$IOSCHEDD_LOG" || fail "no ENOBUFS seen (buffer not small enough?)"
+wait_until 60 sh -c "grep -q '\\[mq-deadline\\]' /sys/block/$a/queue/scheduler" \
         || fail "the rescan did not restore $a: $(qattr "$a" scheduler)"
 mgr ListDisks | has "\"$a\"" || fail "$a missing after the rescan"
 ioschedd_alive || fail "ioschedd died"

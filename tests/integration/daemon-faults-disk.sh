@@ -30,10 +30,8 @@ b_before=$(queue_snapshot "$b")
 echo none >"/sys/block/$a/queue/scheduler"
 echo 128 >"/sys/block/$a/queue/read_ahead_kb"
 echo 0 >"/sys/block/$a/queue/nomerges"
-strace -f -qq -p "$IOSCHEDD_PID" -o /dev/null -e trace=write -e inject=write:delay_enter=300000 &
-strace_pid=$!
-on_exit "kill $strace_pid"
-sleep 1
+strace_attach /dev/null "$IOSCHEDD_PID" -qq -e trace=write -e inject=write:delay_enter=300000
+strace_pid=$STRACE_PID
 gcall Apply "$a" >"$TEST_TMP/apply.out" 2>&1 &
 apply_pid=$!
 switched() { [ "$(current_scheduler "$a")" = mq-deadline ]; }
@@ -71,7 +69,7 @@ case "$rc:$out" in
 esac
 ioschedd_alive || fail "ioschedd died"
 not_listed() { ! mgr ListDisks | has "\"$a\""; }
-wait_until 10 not_listed || fail "ioschedd still lists $a"
+wait_until 60 not_listed || fail "ioschedd still lists $a"
 [ "$(queue_snapshot "$b")" = "$b_before" ] || fail "$b was changed"
 mgr Plan s "$b" | has '"write"' && fail "$b is not at its policy"
 log "unplugged during Apply: ${out:-a method return}; ioschedd up, $a dropped, $b untouched"
@@ -79,18 +77,21 @@ log "unplugged during Apply: ${out:-a method return}; ioschedd up, $a dropped, $
 # ---- 2. an EBUSY storm during Apply ----
 echo 128 >"/sys/block/$b/queue/nr_requests"
 echo 256 >"/sys/block/$b/queue/read_ahead_kb"
+# It runs until the Apply is answered (at most 300 s), and says when it has begun.
 storm() {
-        local end=$((SECONDS + 5))
-        while [ $SECONDS -lt $end ]; do
+        local end=$((SECONDS + 300))
+        while [ $SECONDS -lt $end ] && [ ! -e "$TEST_TMP/storm.stop" ]; do
                 echo mq-deadline >"/sys/block/$b/queue/scheduler" 2>/dev/null || true
+                [ -e "$TEST_TMP/storm.started" ] || : >"$TEST_TMP/storm.started"
         done
 }
 storm &
 storm_pid=$!
 on_exit "kill $storm_pid"
-sleep 0.3
+wait_until 60 test -e "$TEST_TMP/storm.started" || fail "the storm did not begin"
 rc=0
 gcall Apply "$b" >"$TEST_TMP/apply.out" 2>&1 || rc=$?
+touch "$TEST_TMP/storm.stop"
 wait $storm_pid || true
 out=$(cat "$TEST_TMP/apply.out")
 case "$rc:$out" in

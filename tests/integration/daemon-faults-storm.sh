@@ -83,7 +83,7 @@ log "restarted: all $N disks at their policy $((SECONDS - start)) s later"
 ioschedd_stop
 storm_remove
 gone() { [ ! -e "/sys/class/block/${disks[0]}" ]; }
-wait_until 30 gone || fail "the disks did not go away"
+wait_until 60 gone || fail "the disks did not go away"
 
 # ---- 2. Reload in the middle of the storm ----
 B=$(loop_pick_free "$N")
@@ -93,9 +93,13 @@ write_conf mq-deadline 32 64
 ioschedd_start --config-root "$root" --workers=2
 storm_add &
 adder=$!
+# Each reload comes once another fifth of the disks exists (or the adder is done): in the
+# storm, on a fast machine or a slow one.
+grown() { ! kill -0 "$adder" 2>/dev/null || [ "$(ls /sys/class/block | grep -c "^loop")" -ge "$1" ]; }
+loops_before=$(ls /sys/class/block | grep -c "^loop" || true)
 reloads=0
 for policy in "none 64 128" "mq-deadline 48 96" "none 16 32" "mq-deadline 24 48"; do
-        sleep 0.5
+        wait_until 300 grown $((loops_before + (reloads + 1) * N / 5)) || fail "the storm of adds stalled"
         # shellcheck disable=SC2086
         write_conf $policy
         if [ $((reloads % 2)) = 0 ]; then

@@ -32,10 +32,8 @@ bus_start
 ioschedd_start --config-root "$root"
 # One trace file per thread (-ff): no line is split by another thread's.
 trace="$TEST_TMP/trace"
-strace -ff -qq -y -p "$IOSCHEDD_PID" -o "$trace" -e trace=%file,truncate,ftruncate -e signal=none &
-strace_pid=$!
-on_exit "kill $strace_pid"
-sleep 1         # attached to every thread
+strace_attach "$trace" "$IOSCHEDD_PID" -ff -qq -y -e trace=%file,truncate,ftruncate -e signal=none
+strace_pid=$STRACE_PID
 rss_before=$(awk '/^VmRSS/ {print $2}' "/proc/$IOSCHEDD_PID/status")
 
 /usr/bin/python3 "$(dirname "$0")/hostile-bus.py" "$a" "$b" || fail "hostile-bus.py: a case got a wrong answer"

@@ -32,36 +32,36 @@ while True:
         break
 PY
         on_exit "kill $! 2>/dev/null"
-        wait_until 5 test -S "$sock" || fail "no notification socket"
+        wait_until 60 test -S "$sock" || fail "no notification socket"
 }
 listen "$TEST_TMP/notifications"
 
 NOTIFY_SOCKET="$sock" WATCHDOG_USEC=400000 ioschedd_start --config-root "$root" --no-monitor
-wait_until 3 has -x READY=1 "$TEST_TMP/notifications" || fail "no READY=1: $(cat "$TEST_TMP/notifications")"
+wait_until 60 has -x READY=1 "$TEST_TMP/notifications" || fail "no READY=1: $(cat "$TEST_TMP/notifications")"
 has '^STATUS=.*disks' "$TEST_TMP/notifications" || fail "no STATUS="
 # The name is taken before READY=1 is sent: a client may call as soon as systemd says ready.
 mgr ListDisks >/dev/null || fail "READY=1 before the bus name"
-wait_until 3 has -x WATCHDOG=1 "$TEST_TMP/notifications" || fail "no watchdog ping"
+wait_until 60 has -x WATCHDOG=1 "$TEST_TMP/notifications" || fail "no watchdog ping"
 
 n_ready=$(grep -cx READY=1 "$TEST_TMP/notifications")
 kill -HUP "$IOSCHEDD_PID"
-wait_until 3 has -x RELOADING=1 "$TEST_TMP/notifications" || fail "no RELOADING=1"
-wait_until 3 sh -c "[ \$(grep -cx READY=1 '$TEST_TMP/notifications') -gt $n_ready ]" || fail "no READY=1 after the reload"
+wait_until 60 has -x RELOADING=1 "$TEST_TMP/notifications" || fail "no RELOADING=1"
+wait_until 60 sh -c "[ \$(grep -cx READY=1 '$TEST_TMP/notifications') -gt $n_ready ]" || fail "no READY=1 after the reload"
 
 kill "$IOSCHEDD_PID"
 wait "$IOSCHEDD_PID" || fail "exit status $? on SIGTERM"
 IOSCHEDD_PID=
-wait_until 3 has -x STOPPING=1 "$TEST_TMP/notifications" || fail "no STOPPING=1"
+wait_until 60 has -x STOPPING=1 "$TEST_TMP/notifications" || fail "no STOPPING=1"
 
 log "STATUS= follows a disk that comes after READY=1"
 udevd_ensure
 listen "$TEST_TMP/later"
 NOTIFY_SOCKET="$sock" ioschedd_start --config-root "$root"
-wait_until 5 has -x READY=1 "$TEST_TMP/later" || fail "no READY=1: $(cat "$TEST_TMP/later")"
+wait_until 60 has -x READY=1 "$TEST_TMP/later" || fail "no READY=1: $(cat "$TEST_TMP/later")"
 n=$(sed -n 's/^STATUS=\([0-9]*\) disks.*/\1/p' "$TEST_TMP/later" | tail -n 1)
 [ -n "$n" ] || fail "no STATUS= with a disk count: $(cat "$TEST_TMP/later")"
 loop_create >/dev/null
-wait_until 10 grep -qx "STATUS=$((n + 1)) disks.*" "$TEST_TMP/later" ||
+wait_until 60 grep -qx "STATUS=$((n + 1)) disks.*" "$TEST_TMP/later" ||
         fail "STATUS= still says $n disks after a new one: $(grep STATUS= "$TEST_TMP/later")"
 ioschedd_stop
 log "ok"

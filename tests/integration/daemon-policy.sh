@@ -85,8 +85,11 @@ echo 128 >"/sys/block/$a/queue/nr_requests"
 mgr Apply s "$a"
 [ "$(qattr "$a" nr_requests)" = 32 ] || fail "the previous policy is not in force after a failed reload"
 # SIGHUP reads it again: same result; and SetPolicy says the policy did not take effect.
+rejected() { grep -c "keeping the previous one" "$IOSCHEDD_LOG" || true; }
+rejected_more_than() { [ "$(rejected)" -gt "$1" ]; }
+n=$(rejected)
 kill -HUP "$IOSCHEDD_PID"
-sleep 0.5
+wait_until 60 rejected_more_than "$n" || fail "no reload after SIGHUP: $(tail -5 "$IOSCHEDD_LOG")"
 ioschedd_alive || fail "ioschedd died on SIGHUP"
 expect_error org.iosched1.Error.ConfigInvalid SetPolicy "$a" "{'nr_requests': <'48'>}" false
 [ "$(qattr "$a" nr_requests)" = 32 ] || fail "SetPolicy took effect despite a broken configuration"

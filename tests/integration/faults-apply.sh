@@ -29,7 +29,7 @@ loop_new_high() {
         local n
         n=$(loop_pick_free)
         loop_add "$n"
-        wait_until 5 test -e "/sys/class/block/loop$n/queue/scheduler" || fail "loop$n has no queue"
+        wait_until 60 test -e "/sys/class/block/loop$n/queue/scheduler" || fail "loop$n has no queue"
         echo "loop$n"
 }
 
@@ -59,7 +59,7 @@ for after in scheduler nr_requests; do
                 nr_requests) [ "$(qattr "$a" nr_requests)" = 32 ] ;;
                 esac
         }
-        wait_until 30 written || { kill "$pid" || true; fail "iosched-apply never wrote $after of $a"; }
+        wait_until 60 written || { kill "$pid" || true; fail "iosched-apply never wrote $after of $a"; }
         loop_remove "$a"
         rc=0
         wait "$pid" || rc=$?
@@ -85,18 +85,19 @@ echo mq-deadline >"/sys/block/$c/queue/scheduler"
 echo 128 >"/sys/block/$c/queue/nr_requests"
 echo 2000 >"/sys/block/$c/queue/wbt_lat_usec"
 echo 256 >"/sys/block/$c/queue/read_ahead_kb"
-# It runs until iosched-apply is done (at most 60 s).
+# It runs until iosched-apply is done (at most 300 s), and says when it has begun.
 storm() {
-        local end=$((SECONDS + 60))
+        local end=$((SECONDS + 300))
         while [ $SECONDS -lt $end ] && [ ! -e "$TEST_TMP/storm.stop" ]; do
                 echo mq-deadline >"/sys/block/$c/queue/scheduler" 2>/dev/null || true
+                [ -e "$TEST_TMP/storm.started" ] || : >"$TEST_TMP/storm.started"
         done
 }
 old_nr=$(qattr "$c" nr_requests) old_ra=$(qattr "$c" read_ahead_kb) old_wbt=$(qattr "$c" wbt_lat_usec)
 storm &
 storm_pid=$!
 on_exit "kill $storm_pid"
-sleep 0.3
+wait_until 60 test -e "$TEST_TMP/storm.started" || fail "the storm did not begin"
 trace="$TEST_TMP/storm.trace"
 rc=0
 ASAN_OPTIONS="${ASAN_OPTIONS:+$ASAN_OPTIONS:}detect_leaks=0" \

@@ -15,7 +15,7 @@ loop_add "$B" "$N"
 disks=()
 for ((i = 0; i < N; i++)); do disks+=("loop$((B + i))"); done
 for d in "${disks[@]}"; do
-        wait_until 10 test -e "/sys/class/block/$d/queue/nr_requests" || fail "$d has no queue"
+        wait_until 60 test -e "/sys/class/block/$d/queue/nr_requests" || fail "$d has no queue"
 done
 log "$N loop devices loop$B..loop$((B + N - 1))"
 

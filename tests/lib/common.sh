@@ -177,7 +177,7 @@ udevd_ensure() {
         udevd_start || r=$?
         case $r in
         0) ;;
-        1) UDEVD_OURS=1; on_exit "udevadm control --exit" ;;
+        1) UDEVD_OURS=1; on_exit "udevd_stop $UDEVD_PID" ;;
         *) fail "no systemd-udevd" ;;
         esac
 }
@@ -209,6 +209,35 @@ wait_until() {
                 now=${EPOCHREALTIME/[.,]/}
                 [ "$now" -lt "$end" ] || return 1
                 sleep 0.05
+        done
+}
+
+# udev_monitor_start FILE: record udevd's block events in FILE (udevadm monitor --udev) and
+# return once the monitor listens: it prints its header after binding its socket.
+udev_monitor_start() {
+        local pid
+        udevadm monitor --udev --subsystem-match=block >"$1" 2>/dev/null &
+        pid=$!
+        on_exit "kill $pid"
+        wait_until 60 grep -q '^UDEV - ' "$1" || fail "udevadm monitor did not start listening"
+}
+
+# strace_attach OUT PID STRACE-OPTION...: trace PID and all its threads (strace -f, output
+# to OUT) in the background ($STRACE_PID) and return once strace traces every thread the
+# process has now (each thread's TracerPid is strace).
+strace_attach() {
+        local out=$1 pid=$2
+        shift 2
+        strace -f -o "$out" -p "$pid" "$@" 2>"$TEST_TMP/strace-attach.err" &
+        STRACE_PID=$!
+        on_exit "kill $STRACE_PID"
+        wait_until 60 strace_attached "$pid" "$STRACE_PID" ||
+                fail "strace did not attach to $pid: $(cat "$TEST_TMP/strace-attach.err")"
+}
+strace_attached() {
+        local t
+        for t in /proc/"$1"/task/*; do
+                grep -q "^TracerPid:[[:space:]]*$2\$" "$t/status" || return 1
         done
 }
 

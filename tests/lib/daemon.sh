@@ -44,7 +44,7 @@ CONF
         BUS_PID=$!
         on_exit "kill $BUS_PID; wait $BUS_PID"
         export DBUS_SYSTEM_BUS_ADDRESS="unix:path=$BUS_DIR/socket"
-        wait_until 10 busctl call org.freedesktop.DBus /org/freedesktop/DBus org.freedesktop.DBus GetId \
+        wait_until 60 busctl call org.freedesktop.DBus /org/freedesktop/DBus org.freedesktop.DBus GetId \
                 || fail "dbus-daemon did not start: $(cat "$BUS_DIR/log")"
         chmod 0666 "$BUS_DIR/socket"
 }
@@ -75,22 +75,27 @@ IOSCHEDD_PID=${IOSCHEDD_PID:-}
 # Its engine marker goes to $IOSCHEDD_RUNTIME_DIR, never the machine's /run/ioschedd.
 IOSCHEDD_RUNTIME_DIR="$TEST_TMP/run-ioschedd"
 ioschedd_start() {
-        local steps=400
-        [ -n "${IOSCHEDD_WRAPPER:-}" ] && steps=2400
+        local timeout=120
+        [ -n "${IOSCHEDD_WRAPPER:-}" ] && timeout=600
         # shellcheck disable=SC2086
         ${IOSCHEDD_WRAPPER:-} "$IOSCHEDD" --log-level="${IOSCHEDD_LOG_LEVEL:-debug}" \
                 --runtime-dir="$IOSCHEDD_RUNTIME_DIR" "$@" \
                 >>"$IOSCHEDD_LOG" 2>&1 &
         IOSCHEDD_PID=$!
         on_exit "ioschedd_stop"
-        local i
-        for i in $(seq $steps); do
-                busctl status org.iosched1 >/dev/null 2>&1 && return 0
-                kill -0 "$IOSCHEDD_PID" 2>/dev/null || { cat "$IOSCHEDD_LOG" >&2; fail "ioschedd exited"; }
-                sleep 0.05
-        done
+        if wait_until "$timeout" ioschedd_named; then
+                ioschedd_alive && return 0
+                cat "$IOSCHEDD_LOG" >&2
+                fail "ioschedd exited"
+        fi
         cat "$IOSCHEDD_LOG" >&2
-        fail "ioschedd did not take its bus name within $((steps / 20)) s"
+        fail "ioschedd did not take its bus name within $timeout s"
+}
+# ioschedd_named: ioschedd owns its name; it stops the wait at once if the daemon exited.
+ioschedd_named() {
+        busctl status org.iosched1 >/dev/null 2>&1 && return 0
+        ioschedd_alive || return 0
+        return 1
 }
 
 ioschedd_stop() {
@@ -128,7 +133,7 @@ RULES
         "$POLKITD" --no-debug >"$TEST_TMP/polkitd.log" 2>&1 &
         POLKITD_PID=$!
         on_exit "kill $POLKITD_PID"
-        wait_until 10 busctl call org.freedesktop.PolicyKit1 /org/freedesktop/PolicyKit1/Authority \
+        wait_until 60 busctl call org.freedesktop.PolicyKit1 /org/freedesktop/PolicyKit1/Authority \
                 org.freedesktop.DBus.Properties Get ss org.freedesktop.PolicyKit1.Authority BackendName ||
                 fail "polkitd did not start: $(cat "$TEST_TMP/polkitd.log")"
 }
@@ -156,12 +161,21 @@ expect_fail() {
         printf '%s' "$out"
 }
 
-# monitor_start FILE: record every signal ioschedd sends, one JSON object a line.
+# monitor_start FILE: record every signal ioschedd sends, one JSON object a line. Returns once
+# the monitor is listening: it also matches a sentinel signal that this shell emits until the
+# sentinel is in FILE (busctl prints nothing when its match is in place).
 monitor_start() {
-        busctl monitor --json=short --match "type='signal',sender='org.iosched1'" >"$1" 2>/dev/null &
-        local pid=$!
+        local pid
+        busctl monitor --json=short --match "type='signal',sender='org.iosched1'" \
+                --match "type='signal',interface='org.iosched1.Test',member='MonitorReady'" >"$1" 2>/dev/null &
+        pid=$!
         on_exit "kill $pid"
-        sleep 0.3
+        wait_until 60 monitor_ready "$1" || fail "busctl monitor did not start listening"
+}
+monitor_ready() {
+        has '"member":"MonitorReady"' "$1" && return 0
+        busctl emit /org/iosched1/test org.iosched1.Test MonitorReady >/dev/null 2>&1
+        has '"member":"MonitorReady"' "$1"
 }
 
 # gdbus prints the D-Bus error name ("GDBus.Error:org.iosched1.Error.NoSuchDisk: ..."):

@@ -2,8 +2,8 @@
 # Start a systemd-udevd unless one answers; shared by tests/lib/common.sh and bench/lib.sh.
 # Only one udevd can run on a machine: one that runs already is used as is.
 #
-# udevd_start: 0 if one answered already; 1 if we started one (the caller stops it at exit with
-# "udevadm control --exit"); 2 with a message on stderr if none could be started.
+# udevd_start: 0 if one answered already; 1 if we started one, $UDEVD_PID (the caller stops it
+# at exit with udevd_stop); 2 with a message on stderr if none could be started.
 udevd_start() {
         udevadm control --ping >/dev/null 2>&1 && return 0
         local udevd
@@ -18,12 +18,25 @@ udevd_start() {
         # change events when a device written to is closed. No udevd runs: none is live.
         pgrep -r R,S,D,I -x systemd-udevd >/dev/null || rm -rf /run/udev/watch /run/udev/watch.old
         "$udevd" --daemon
-        for _ in $(seq 50); do
-                udevadm control --ping >/dev/null 2>&1 && return 1
-                sleep 0.1
-        done
-        echo "systemd-udevd did not answer" >&2
+        # Its workers are its children, younger than it: the oldest systemd-udevd is the daemon.
+        if wait_until 60 udevadm control --ping &&
+           UDEVD_PID=$(pgrep -o -r R,S,D,I -x systemd-udevd); then
+                return 1
+        fi
+        echo "systemd-udevd did not answer within 60 s" >&2
         return 2
+}
+
+# udevd_stop PID: stop the udevd that udevd_start started and wait until it is gone, so that the
+# next suite starts its own instead of finding this one still answering on its way out.
+udevd_stop() {
+        local pid=$1 _
+        udevadm control --exit >/dev/null 2>&1 || true
+        for _ in $(seq 1200); do
+                kill -0 "$pid" 2>/dev/null || return 0
+                sleep 0.05
+        done
+        kill -KILL "$pid" 2>/dev/null || true
 }
 
 # udev_shield: keep an installed iosched off the loop devices of the running test or benchmark.

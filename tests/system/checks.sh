@@ -272,25 +272,38 @@ check_sandbox() {
 # udev's lock under the unit's sandbox (DevicePolicy=closed, DeviceAllow=block-* r): while
 # another program holds the disk's node locked shared, as udevd does while it runs the disk's
 # rules, the daemon's scheduler switch waits; it is made once the lock is let go. A node the
-# unit could not open would make the switch go ahead at once.
+# unit could not open would make the switch go ahead at once. Nothing is timed: the holder keeps
+# the lock until the daemon is seen waiting (the node open in its process), then lets it go.
 check_udev_lock() {
-	local dev out ms
+	local dev out
 	dev=$(disk_of iossata)
 	[ -n "$dev" ] || { bad "no SATA test disk"; return; }
 	out=$(guest 'd='"$dev"'
 		echo none >/sys/block/$d/queue/scheduler
-		flock -s /dev/$d sleep 3 &
-		sleep 0.5
-		t0=$(date +%s%N)
-		busctl call org.iosched1 /org/iosched1 org.iosched1.Manager Apply s $d
-		t1=$(date +%s%N)
-		wait
-		echo "waited $(( (t1 - t0) / 1000000 )) ms"
+		rm -f /run/iosched-lock-test; mkfifo /run/iosched-lock-test
+		flock -s /dev/$d sh -c "read -r _ </run/iosched-lock-test" &
+		holder=$!
+		until ! flock -n -x /dev/$d true; do sleep 0.1; done
+		busctl call org.iosched1 /org/iosched1 org.iosched1.Manager Apply s $d >/run/iosched-lock-test.out 2>&1 &
+		call=$!
+		pid=$(systemctl show -P MainPID ioschedd)
+		for i in $(seq 600); do
+			ls -l /proc/$pid/fd 2>/dev/null | grep -q " -> /dev/$d\$" && { echo "the daemon waits for the lock"; break; }
+			sleep 0.1
+		done
+		echo "while held: $(sed "s/.*\[\(.*\)\].*/\1/" /sys/block/$d/queue/scheduler)"
+		kill -0 $call 2>/dev/null && echo "Apply still waiting"
+		echo >/run/iosched-lock-test
+		wait $holder
+		wait $call && echo "Apply returned"
+		rm -f /run/iosched-lock-test /run/iosched-lock-test.out
 		echo "scheduler $(sed "s/.*\[\(.*\)\].*/\1/" /sys/block/$d/queue/scheduler)"') ||
-		bad "Apply failed"
+		bad "the lock check failed to run"
 	echo "$out" | sed 's/^/  /'
-	ms=$(sed -n 's/^waited \([0-9]*\) ms$/\1/p' <<<"$out")
-	[ -n "$ms" ] && [ "$ms" -ge 2000 ] || bad "the switch did not wait for the lock (${ms:-?} ms)"
+	grep -qx 'the daemon waits for the lock' <<<"$out" || bad "the daemon never opened /dev/$dev to wait for its lock"
+	grep -qx 'while held: none' <<<"$out" || bad "the scheduler was switched while the lock was held"
+	grep -qx 'Apply still waiting' <<<"$out" || bad "Apply returned while the lock was held"
+	grep -qx 'Apply returned' <<<"$out" || bad "Apply failed after the lock was let go"
 	grep -qx 'scheduler mq-deadline' <<<"$out" || bad "not switched back to mq-deadline after the lock"
 }
 
