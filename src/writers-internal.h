@@ -25,6 +25,18 @@ static inline Applies tri_of(bool b) {
         return b ? APPLIES_YES : APPLIES_NO;
 }
 
+/* Room for one more element at the end of the array *@array of @n elements of @size: a pointer
+ * to the new (uninitialized) element, or NULL on out of memory (the array stays as it was). */
+static inline void *array_append(void *array, size_t n, size_t size) {
+        void **p = array, *q;
+
+        q = realloc(*p, (n + 1) * size);
+        if (!q)
+                return NULL;
+        *p = q;
+        return (char *) q + n * size;
+}
+
 typedef struct UdevFile UdevFile;
 
 /* Which disks a writer's place reaches. */
@@ -63,8 +75,11 @@ struct Writers {
 };
 
 void writer_entry_done(WriterEntry *e);
+/* Drop the entries from the @n-th on. */
+void writers_truncate(Writers *w, size_t n);
 
-/* A new entry; its strings are copied. Return: NULL on out of memory or past WRITERS_MAX. */
+/* A new entry; its strings are copied, @source NULL is the kind's own. Return: NULL on out of
+ * memory or past WRITERS_MAX. */
 WriterEntry *writers_push(Writers *w, WriterKind kind, uint32_t attrs, const char *tunable,
                           const char *value, const char *file, unsigned line, const char *source,
                           const char *when);
@@ -73,10 +88,11 @@ WriterEntry *writers_push(Writers *w, WriterKind kind, uint32_t attrs, const cha
  * "bdi/read_ahead_kb". Return: the attribute, or -ENOENT; *ret_tunable points into @rel. */
 int key_of_relpath(const char *rel, const char **ret_tunable);
 
-/* Split an absolute sysfs path into the device part and our key: "/sys/block/sd*" and
- * scheduler. The key is found from the end: the last two components, or three for a tunable.
- * Return: the attribute or -ENOENT; *ret_dev is a new string. */
-int split_key_path(const char *path, char **ret_dev, char **ret_tunable);
+/* Split an absolute sysfs path (@prefix and @len bytes of @text) into the device part and our
+ * key: "/sys/block/sd*" and scheduler. The key is found from the end: the last two components,
+ * or three for a tunable. Return: the attribute, -ENOENT or -ENOMEM; *ret_dev is a new string. */
+int split_key_path(const char *prefix, const char *text, size_t len, char **ret_dev,
+                   char **ret_tunable);
 
 /* writers-udev.c */
 UdevFile *udev_file_free(UdevFile *f);

@@ -7,6 +7,7 @@
 
 #include "log.h"
 #include "util.h"
+#include "writers-internal.h"
 #include "writers-scan.h"
 #include "writers-tuned.h"
 
@@ -119,31 +120,41 @@ static char *slash(const char *rel) {
         return strdup_printf("/%s", rel);
 }
 
-static int scan_udev(int root_fd, Writers *w) {
-        _cleanup_(strv_freep) char **paths = NULL;
-        int r;
+typedef int (*ScanParse)(const char *file, const char *text, size_t size, void *userdata);
 
-        r = dirs_list(root_fd, writers_udev_rules_dirs, ".rules", &paths);
-        if (r < 0)
-                return r;
-        for (char **p = paths; *p; p++) {
+/* Hand each readable file of @files (relative) to @parse, with its name as the host spells it. */
+static int scan_files(int root_fd, char * const *files, ScanParse parse, void *userdata) {
+        for (char * const *f = files; *f; f++) {
                 _cleanup_(freep) char *text = NULL, *file = NULL;
                 size_t size;
+                int r;
 
-                text = scan_text(root_fd, *p, &size);
+                text = scan_text(root_fd, *f, &size);
                 if (!text) {
                         if (errno == ENOMEM)
                                 return -ENOMEM;
                         continue;
                 }
-                file = slash(*p);
+                file = slash(*f);
                 if (!file)
                         return -ENOMEM;
-                r = writers_add_udev_rules(w, file, text, size);
+                r = parse(file, text, size, userdata);
                 if (r < 0)
                         return r;
         }
         return 0;
+}
+
+static int parse_udev(const char *file, const char *text, size_t size, void *userdata) {
+        return writers_add_udev_rules(userdata, file, text, size);
+}
+
+static int parse_tlp(const char *file, const char *text, size_t size, void *userdata) {
+        return tlp_conf_parse(userdata, file, text, size);
+}
+
+static int parse_sysfs_conf(const char *file, const char *text, size_t size, void *userdata) {
+        return writers_add_sysfs_conf(userdata, file, text, size);
 }
 
 /* udevd runs a program without a "/" from its own directory. */
@@ -162,6 +173,20 @@ static bool program_exists(const char *program, void *userdata) {
         if (!p || !q)
                 return true;
         return faccessat(root_fd, p, X_OK, 0) == 0 || faccessat(root_fd, q, X_OK, 0) == 0;
+}
+
+static int scan_udev(int root_fd, Writers *w) {
+        _cleanup_(strv_freep) char **paths = NULL;
+        int r;
+
+        r = dirs_list(root_fd, writers_udev_rules_dirs, ".rules", &paths);
+        if (r < 0)
+                return r;
+        r = scan_files(root_fd, paths, parse_udev, w);
+        if (r < 0)
+                return r;
+        writers_filter_programs(w, program_exists, &root_fd);
+        return 0;
 }
 
 static bool installed(int root_fd, const char *const *programs) {
@@ -231,12 +256,12 @@ static int tuned_load(TunedScan *s, const char *name, unsigned depth) {
                         return r;
         }
         {
-                TunedProfile **n = realloc(s->chain, (s->n_chain + 1) * sizeof(TunedProfile *));
+                TunedProfile **n = array_append(&s->chain, s->n_chain, sizeof(TunedProfile *));
 
                 if (!n)
                         return -ENOMEM;
-                s->chain = n;
-                s->chain[s->n_chain++] = TAKE_PTR(p);
+                *n = TAKE_PTR(p);
+                s->n_chain++;
         }
         return 0;
 }
@@ -386,23 +411,9 @@ static int scan_tlp(int root_fd, Writers *w) {
         r = strv_extend(&files, "etc/tlp.conf");
         if (r < 0)
                 return r;
-        for (char **f = files; *f; f++) {
-                _cleanup_(freep) char *text = NULL, *file = NULL;
-                size_t size;
-
-                text = scan_text(root_fd, *f, &size);
-                if (!text) {
-                        if (errno == ENOMEM)
-                                return -ENOMEM;
-                        continue;
-                }
-                file = slash(*f);
-                if (!file)
-                        return -ENOMEM;
-                r = tlp_conf_parse(c, file, text, size);
-                if (r < 0)
-                        return r;
-        }
+        r = scan_files(root_fd, files, parse_tlp, c);
+        if (r < 0)
+                return r;
         return writers_add_tlp(w, c, tlp_resolve, &root_fd);
 }
 
@@ -417,27 +428,13 @@ static int scan_sysfsutils(int root_fd, Writers *w) {
         r = strv_extend(&files, "etc/sysfs.conf");
         if (r < 0)
                 return r;
-        for (char **f = files; *f; f++) {
-                _cleanup_(freep) char *text = NULL, *file = NULL;
-                size_t size;
-
-                text = scan_text(root_fd, *f, &size);
-                if (!text) {
-                        if (errno == ENOMEM)
-                                return -ENOMEM;
-                        continue;
-                }
-                file = slash(*f);
-                if (!file)
-                        return -ENOMEM;
-                r = writers_add_sysfs_conf(w, file, text, size);
-                if (r < 0)
-                        return r;
-        }
-        return 0;
+        return scan_files(root_fd, files, parse_sysfs_conf, w);
 }
 
 int writers_scan(const char *root, Writers **ret) {
+        static int (*const scanners[])(int root_fd, Writers *w) = {
+                scan_udev, scan_tuned, scan_tlp, scan_sysfsutils,
+        };
         _cleanup_(writers_freep) Writers *w = NULL;
         _cleanup_(closep) int root_fd = -1;
         _cleanup_(freep) char *cmdline = NULL;
@@ -455,19 +452,11 @@ int writers_scan(const char *root, Writers **ret) {
         r = writers_set_cmdline(w, cmdline);
         if (r < 0)
                 return r;
-        r = scan_udev(root_fd, w);
-        if (r < 0)
-                return r;
-        writers_filter_programs(w, program_exists, &root_fd);
-        r = scan_tuned(root_fd, w);
-        if (r < 0)
-                return r;
-        r = scan_tlp(root_fd, w);
-        if (r < 0)
-                return r;
-        r = scan_sysfsutils(root_fd, w);
-        if (r < 0)
-                return r;
+        for (size_t i = 0; i < ELEMENTSOF(scanners); i++) {
+                r = scanners[i](root_fd, w);
+                if (r < 0)
+                        return r;
+        }
         *ret = TAKE_PTR(w);
         return 0;
 }

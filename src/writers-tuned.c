@@ -55,11 +55,9 @@ static TunedSection *tuned_section(TunedProfile *p, const char *name, size_t len
         for (size_t i = 0; i < p->n_sections; i++)
                 if (strlen(p->sections[i].name) == len && strncmp(p->sections[i].name, name, len) == 0)
                         return &p->sections[i];
-        n = realloc(p->sections, (p->n_sections + 1) * sizeof(TunedSection));
+        n = array_append(&p->sections, p->n_sections, sizeof(TunedSection));
         if (!n)
                 return NULL;
-        p->sections = n;
-        n = &p->sections[p->n_sections];
         *n = (TunedSection) { .name = strndup(name, len) };
         if (!n->name)
                 return NULL;
@@ -74,34 +72,27 @@ static const TunedKey *tuned_get(const TunedSection *s, const char *key) {
         return NULL;
 }
 
-/* Set a key: a repeated key replaces the value and keeps its place, as a dict does. */
-static int tuned_set(TunedSection *s, const char *key, size_t klen, const char *value, size_t vlen,
-                     unsigned line) {
-        char *k = strndup(key, klen), *v = strndup(value, vlen);
-        TunedKey *n;
+/* Set a key: a repeated key replaces the value and keeps its place, as a dict does.
+ * Return: the key, NULL on out of memory. */
+static TunedKey *tuned_set(TunedSection *s, const char *key, size_t klen, const char *value,
+                           size_t vlen, unsigned line) {
+        _cleanup_(freep) char *k = strndup(key, klen), *v = strndup(value, vlen);
+        TunedKey *t;
 
         if (!k || !v)
-                goto oom;
-        for (size_t i = 0; i < s->n_keys; i++)
-                if (streq(s->keys[i].key, k)) {
-                        free(k);
-                        free(s->keys[i].value);
-                        s->keys[i].value = v;
-                        s->keys[i].line = line;
-                        return 0;
-                }
-        if (s->n_keys >= TUNED_KEYS_MAX)
-                goto oom;
-        n = realloc(s->keys, (s->n_keys + 1) * sizeof(TunedKey));
-        if (!n)
-                goto oom;
-        s->keys = n;
-        s->keys[s->n_keys++] = (TunedKey) { .key = k, .value = v, .line = line };
-        return 0;
-oom:
-        free(k);
-        free(v);
-        return -ENOMEM;
+                return NULL;
+        t = (TunedKey *) tuned_get(s, k);
+        if (!t) {
+                t = array_append(&s->keys, s->n_keys, sizeof(TunedKey));
+                if (!t)
+                        return NULL;
+                *t = (TunedKey) { .key = TAKE_PTR(k) };
+                s->n_keys++;
+        }
+        free(t->value);
+        t->value = TAKE_PTR(v);
+        t->line = line;
+        return t;
 }
 
 int tuned_profile_parse(const char *name, const char *filename, const char *text, size_t size,
@@ -122,7 +113,6 @@ int tuned_profile_parse(const char *name, const char *filename, const char *text
         while (pos < size) {
                 const char *start = text + pos, *nl = memchr(start, '\n', size - pos), *eq;
                 size_t n = nl ? (size_t) (nl - start) : size - pos, lead;
-                int r;
 
                 pos += n + (nl ? 1 : 0);
                 lineno++;
@@ -195,14 +185,13 @@ int tuned_profile_parse(const char *name, const char *filename, const char *text
                                 }
                         while (ve > v && strchr(" \t", ve[-1]))
                                 ve--;
-                        r = tuned_set(sec, k, ke - k, v, ve - v, lineno);
-                        if (r < 0)
-                                return r;
-                        last = NULL;
-                        for (size_t i = 0; i < sec->n_keys; i++)
-                                if (strlen(sec->keys[i].key) == (size_t) (ke - k) &&
-                                    strncmp(sec->keys[i].key, k, ke - k) == 0)
-                                        last = &sec->keys[i];
+                        if (sec->n_keys >= TUNED_KEYS_MAX) {
+                                p->invalid_line = p->invalid_line ?: lineno;    /* not TuneD's limit: ours */
+                                continue;
+                        }
+                        last = tuned_set(sec, k, ke - k, v, ve - v, lineno);
+                        if (!last)
+                                return -ENOMEM;
                 }
         }
         *ret = TAKE_PTR(p);
@@ -238,10 +227,13 @@ static const MergedKey *merged_get(const MergedUnit *u, const char *key) {
         return NULL;
 }
 
+/* TuneD's booleans: True, true or 1; anything else is false. */
+static bool tuned_value_true(const char *v) {
+        return streq(v, "True") || streq(v, "true") || streq(v, "1");
+}
+
 static bool tuned_true(const MergedKey *k, bool def) {
-        if (!k)
-                return def;
-        return streq(k->k->value, "True") || streq(k->k->value, "true") || streq(k->k->value, "1");
+        return k ? tuned_value_true(k->k->value) : def;
 }
 
 /* ${name} from [variables]; ${f:...} (functions) and unknown names stay as written. */
@@ -299,26 +291,21 @@ static int tuned_merge(TunedProfile * const *chain, size_t n, MergedUnit **ret, 
                                 if (streq(u[k].name, s->name))
                                         m = &u[k];
                         if (!m) {
-                                MergedUnit *nn = realloc(u, (nu + 1) * sizeof(MergedUnit));
-
-                                if (!nn)
+                                m = array_append(&u, nu, sizeof(MergedUnit));
+                                if (!m)
                                         goto oom;
-                                u = nn;
-                                m = &u[nu++];
                                 *m = (MergedUnit) { .name = s->name };
-                        } else if (replace && (streq(replace->value, "True") || streq(replace->value, "true") ||
-                                               streq(replace->value, "1")))
+                                nu++;
+                        } else if (replace && tuned_value_true(replace->value))
                                 m->n_keys = 0;
                         for (size_t k = 0; k < s->n_keys; k++) {
                                 MergedKey *mk = (MergedKey *) merged_get(m, s->keys[k].key);
 
                                 if (!mk) {
-                                        MergedKey *nk = realloc(m->keys, (m->n_keys + 1) * sizeof(MergedKey));
-
-                                        if (!nk)
+                                        mk = array_append(&m->keys, m->n_keys, sizeof(MergedKey));
+                                        if (!mk)
                                                 goto oom;
-                                        m->keys = nk;
-                                        mk = &m->keys[m->n_keys++];
+                                        m->n_keys++;
                                 }
                                 *mk = (MergedKey) { .k = &s->keys[k], .p = chain[i] };
                         }
@@ -412,13 +399,11 @@ int writers_add_tuned(Writers *w, TunedProfile * const *chain, size_t n) {
                         } opts[] = { { "elevator", ATTR_SCHEDULER }, { "readahead", ATTR_READ_AHEAD_KB } };
                         TunedUnit *nt;
 
-                        nt = realloc(w->tuned_units, (w->n_tuned_units + 1) * sizeof(TunedUnit));
+                        nt = array_append(&w->tuned_units, w->n_tuned_units, sizeof(TunedUnit));
                         if (!nt) {
                                 r = -ENOMEM;
                                 goto finish;
                         }
-                        w->tuned_units = nt;
-                        nt = &w->tuned_units[w->n_tuned_units];
                         *nt = (TunedUnit) {
                                 .devices = tuned_expand(vars, devices ? devices->k->value : "*"),
                                 .udev_regex = merged_get(u, "devices_udev_regex") != NULL,
@@ -453,13 +438,13 @@ int writers_add_tuned(Writers *w, TunedProfile * const *chain, size_t n) {
                                         r = -ENOMEM;
                                         goto finish;
                                 }
-                                id = split_key_path(path, &dev, &tunable);
-                                if (id == -ENOMEM) {
+                                id = split_key_path("", path, SIZE_MAX, &dev, &tunable);
+                                if (id == -ENOENT)
+                                        continue;
+                                if (id < 0) {
                                         r = id;
                                         goto finish;
                                 }
-                                if (id < 0)
-                                        continue;
                                 r = tuned_add_key(w, vars, mk, id, tunable, "profile apply", SCOPE_PATH);
                                 if (r < 0)
                                         goto finish;

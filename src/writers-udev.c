@@ -264,14 +264,14 @@ static int udev_parse_line(char *text, unsigned lineno, UdevLine *ret) {
                 }
                 tk.key = op_is_match(tk.op) ? udev_keys[k].match : udev_keys[k].assign;
                 {
-                        UdevToken *n = realloc(l.tokens, (l.n_tokens + 1) * sizeof(UdevToken));
+                        UdevToken *n = array_append(&l.tokens, l.n_tokens, sizeof(UdevToken));
 
                         if (!n) {
                                 r = -ENOMEM;
                                 goto fail_token;
                         }
-                        l.tokens = n;
-                        l.tokens[l.n_tokens++] = tk;
+                        *n = tk;
+                        l.n_tokens++;
                 }
                 continue;
         refuse_token:
@@ -373,7 +373,7 @@ static int udev_add_writer(Writers *w, const UdevFile *f, size_t line, WriterKin
         WriterEntry *e;
 
         e = writers_push(w, kind, attrs, tunable, value, f->filename, f->lines[line].line,
-                         kind == WRITER_SYSTEMD_IOCOST ? "systemd-iocost rule" : "udev rule", NULL);
+                         NULL, NULL);
         if (!e)
                 return w->n_entries >= WRITERS_MAX ? 0 : -ENOMEM;
         e->scope = SCOPE_UDEV;
@@ -437,19 +437,16 @@ static int udev_run_writers(Writers *w, const UdevFile *f, size_t line, const ch
                 }
         }
         for (const char *p = cmd; (p = strstr(p, "/sys/")); p++) {
-                _cleanup_(freep) char *path = NULL, *dev = NULL, *tunable = NULL, *value = NULL;
+                _cleanup_(freep) char *dev = NULL, *tunable = NULL, *value = NULL;
                 int id;
 
                 if (p > cmd && !strchr(" \t'\"=>", p[-1]))
                         continue;
-                path = strndup(p, strcspn(p, " \t'\";&|<>)"));
-                if (!path)
-                        return -ENOMEM;
-                id = split_key_path(path, &dev, &tunable);
-                if (id == -ENOMEM)
-                        return id;
-                if (id < 0)
+                id = split_key_path("", p, strcspn(p, " \t'\";&|<>)"), &dev, &tunable);
+                if (id == -ENOENT)
                         continue;
+                if (id < 0)
+                        return id;
                 value = run_echo_value(cmd, p);
                 r = udev_add_writer(w, f, line, WRITER_UDEV_RULE, ATTR_BIT(id), tunable, value,
                                     !path_names_event_device(dev), cmd, n0);
@@ -520,6 +517,7 @@ int writers_add_udev_rules(Writers *w, const char *filename, const char *text, s
         UdevFile f = {};
         size_t pos = 0, len = 0, kept = 0;
         unsigned lineno = 0, first = 0;
+        size_t n_entries = w->n_entries;
         int r, found = 0;
 
         assert(w);
@@ -571,14 +569,14 @@ int writers_add_udev_rules(Writers *w, const char *filename, const char *text, s
                                 goto fail;
                         if (r == 0)
                                 continue;
-                        nls = realloc(f.lines, (f.n_lines + 1) * sizeof(UdevLine));
+                        nls = array_append(&f.lines, f.n_lines, sizeof(UdevLine));
                         if (!nls) {
                                 udev_line_done(&l);
                                 r = -ENOMEM;
                                 goto fail;
                         }
-                        f.lines = nls;
-                        f.lines[f.n_lines++] = l;
+                        *nls = l;
+                        f.n_lines++;
                 }
         }
         udev_file_check_gotos(&f);
@@ -602,27 +600,19 @@ int writers_add_udev_rules(Writers *w, const char *filename, const char *text, s
                 return 0;
         }
         {
-                UdevFile **nf = realloc(w->udev_files, (w->n_udev_files + 1) * sizeof(UdevFile *));
-                UdevFile *kept_file = malloc(sizeof(UdevFile));
+                UdevFile **nf = array_append(&w->udev_files, w->n_udev_files, sizeof(UdevFile *));
 
-                if (nf)
-                        w->udev_files = nf;
-                if (!nf || !kept_file) {
-                        free(kept_file);
+                if (!nf || !(*nf = malloc(sizeof(UdevFile)))) {
                         r = -ENOMEM;
                         goto fail;
                 }
-                *kept_file = f;
-                w->udev_files[w->n_udev_files++] = kept_file;
+                **nf = f;
+                w->n_udev_files++;
         }
         return found;
 fail:
-        /* Entries pointing at this file go with it. */
-        while (w->n_entries > 0 && w->entries[w->n_entries - 1].scope == SCOPE_UDEV &&
-               w->entries[w->n_entries - 1].file == w->n_udev_files) {
-                w->n_entries--;
-                writer_entry_done(&w->entries[w->n_entries]);
-        }
+        /* The entries pointing at this file go with it. */
+        writers_truncate(w, n_entries);
         udev_file_done(&f);
         return r;
 }

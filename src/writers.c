@@ -2,6 +2,7 @@
 #include <assert.h>
 #include <fnmatch.h>
 #include <inttypes.h>
+#include <limits.h>
 #include <stdio.h>
 
 #include "util.h"
@@ -10,16 +11,28 @@
 #define VALUE_SHOWN_MAX 128
 #define PATH_MAX_SHORT 512     /* a candidate path of a disk: /sys + devpath */
 
-static const char *const writer_kind_names[_WRITER_KIND_MAX] = {
-        [WRITER_UDEV_RULE] = "udev-rules",
-        [WRITER_TUNED] = "tuned",
-        [WRITER_TLP] = "tlp",
-        [WRITER_SYSFSUTILS] = "sysfsutils",
-        [WRITER_SYSTEMD_IOCOST] = "systemd-iocost",
-        [WRITER_CMDLINE] = "cmdline",
+/* owner.defer's name of each kind, and what people are shown. */
+static const struct {
+        const char *name, *source;
+} writer_kinds[_WRITER_KIND_MAX] = {
+        [WRITER_UDEV_RULE] = { "udev-rules", "udev rule" },
+        [WRITER_TUNED] = { "tuned", "TuneD profile" },
+        [WRITER_TLP] = { "tlp", "TLP" },
+        [WRITER_SYSFSUTILS] = { "sysfsutils", "sysfsutils" },
+        [WRITER_SYSTEMD_IOCOST] = { "systemd-iocost", "systemd-iocost rule" },
+        [WRITER_CMDLINE] = { "cmdline", "kernel command line" },
 };
 
-DEFINE_STRING_TABLE_LOOKUP(writer_kind, WriterKind, writer_kind_names, _WRITER_KIND_MAX);
+const char *writer_kind_to_string(WriterKind k) {
+        return (unsigned) k < _WRITER_KIND_MAX ? writer_kinds[k].name : NULL;
+}
+
+int writer_kind_from_string(const char *s) {
+        for (WriterKind k = 0; k < _WRITER_KIND_MAX; k++)
+                if (streq(writer_kinds[k].name, s))
+                        return k;
+        return -EINVAL;
+}
 
 static const char *const applies_names[] = {
         [APPLIES_NO] = "no",
@@ -78,14 +91,14 @@ static int other_writers_push(OtherWriters *o, const Writer *w, Applies applies)
         Writer *n;
         int r;
 
-        n = realloc(o->writers, (o->n + 1) * sizeof(Writer));
+        n = array_append(&o->writers, o->n, sizeof(Writer));
         if (!n)
                 return -ENOMEM;
-        o->writers = n;
-        r = writer_copy(w, &o->writers[o->n]);
+        r = writer_copy(w, n);
         if (r < 0)
                 return r;
-        o->writers[o->n++].applies = applies;
+        n->applies = applies;
+        o->n++;
         return 0;
 }
 
@@ -199,11 +212,15 @@ Writers *writers_new(void) {
         return calloc(1, sizeof(Writers));
 }
 
+void writers_truncate(Writers *w, size_t n) {
+        while (w->n_entries > n)
+                writer_entry_done(&w->entries[--w->n_entries]);
+}
+
 Writers *writers_free(Writers *w) {
         if (!w)
                 return NULL;
-        for (size_t i = 0; i < w->n_entries; i++)
-                writer_entry_done(&w->entries[i]);
+        writers_truncate(w, 0);
         free(w->entries);
         for (size_t i = 0; i < w->n_udev_files; i++)
                 udev_file_free(w->udev_files[i]);
@@ -227,20 +244,18 @@ const Writer *writers_get(const Writers *w, size_t i) {
 WriterEntry *writers_push(Writers *w, WriterKind kind, uint32_t attrs, const char *tunable,
                           const char *value, const char *file, unsigned line, const char *source,
                           const char *when) {
-        WriterEntry *n, *e;
+        WriterEntry *e;
 
         if (w->n_entries >= WRITERS_MAX)
                 return NULL;
-        n = realloc(w->entries, (w->n_entries + 1) * sizeof(WriterEntry));
-        if (!n)
+        e = array_append(&w->entries, w->n_entries, sizeof(WriterEntry));
+        if (!e)
                 return NULL;
-        w->entries = n;
-        e = &w->entries[w->n_entries];
         *e = (WriterEntry) {
                 .w = { .kind = kind, .attrs = attrs, .line = line, .applies = APPLIES_YES },
         };
         if ((tunable && !(e->w.tunable = strdup(tunable))) || (value && !(e->w.value = strdup(value))) ||
-            !(e->w.file = strdup(file)) || !(e->w.source = strdup(source)) ||
+            !(e->w.file = strdup(file)) || !(e->w.source = strdup(source ?: writer_kinds[kind].source)) ||
             (when && !(e->w.when = strdup(when)))) {
                 writer_done(&e->w);
                 return NULL;
@@ -271,10 +286,15 @@ int key_of_relpath(const char *rel, const char **ret_tunable) {
         return -ENOENT;
 }
 
-int split_key_path(const char *path, char **ret_dev, char **ret_tunable) {
+int split_key_path(const char *prefix, const char *text, size_t len, char **ret_dev,
+                   char **ret_tunable) {
+        _cleanup_(freep) char *path = NULL;
         const char *slash[3] = {};
         size_t n = 0;
 
+        path = strdup_printf("%s%.*s", prefix, (int) MIN(len, (size_t) PATH_MAX), text);
+        if (!path)
+                return -ENOMEM;
         for (const char *p = path + strlen(path); p > path && n < 3;)
                 if (*--p == '/')
                         slash[n++] = p;
@@ -440,7 +460,7 @@ int writers_add_tlp(Writers *w, const TlpConf *c, TlpResolveId resolve, void *us
                                 return -ENOMEM;
                 }
                 e = writers_push(w, WRITER_TLP, ATTR_BIT(ATTR_SCHEDULER), NULL, scheds[i], ios->file,
-                                 ios->line, "TLP", "tlp start, AC/battery change");
+                                 ios->line, NULL, "tlp start, AC/battery change");
                 if (!e)
                         return w->n_entries >= WRITERS_MAX ? 0 : -ENOMEM;
                 e->scope = SCOPE_NAME;
@@ -462,7 +482,7 @@ int writers_add_sysfs_conf(Writers *w, const char *filename, const char *text, s
                 const char *start = text + pos, *nl = memchr(start, '\n', size - pos);
                 size_t n = nl ? (size_t) (nl - start) : size - pos;
                 _cleanup_(strv_freep) char **words = NULL;
-                _cleanup_(freep) char *line = NULL, *path = NULL, *dev = NULL, *tunable = NULL;
+                _cleanup_(freep) char *line = NULL, *dev = NULL, *tunable = NULL;
                 char *hash, *eq;
                 WriterEntry *e;
                 int id, r;
@@ -486,21 +506,18 @@ int writers_add_sysfs_conf(Writers *w, const char *filename, const char *text, s
                         return r;
                 if (strv_length(words) != 1 || streq(words[0], "mode") || streq(words[0], "owner"))
                         continue;
-                path = strdup_printf("/sys/%s", words[0] + (words[0][0] == '/'));
-                if (!path)
-                        return -ENOMEM;
-                id = split_key_path(path, &dev, &tunable);
-                if (id == -ENOMEM)
-                        return id;
-                if (id < 0)
+                id = split_key_path("/sys/", words[0] + (words[0][0] == '/'), SIZE_MAX, &dev, &tunable);
+                if (id == -ENOENT)
                         continue;
+                if (id < 0)
+                        return id;
                 strv_free(words);
                 words = NULL;
                 r = strv_split(eq + 1, " \t\r", &words);
                 if (r < 0)
                         return r;
                 e = writers_push(w, WRITER_SYSFSUTILS, ATTR_BIT(id), tunable, words[0], filename, lineno,
-                                 "sysfsutils", "boot");
+                                 NULL, "boot");
                 if (!e)
                         return w->n_entries >= WRITERS_MAX ? found : -ENOMEM;
                 e->scope = SCOPE_PATH;
@@ -536,7 +553,7 @@ int writers_set_cmdline(Writers *w, const char *cmdline) {
                         if (!value)
                                 return -ENOMEM;
                         e = writers_push(w, WRITER_CMDLINE, ATTR_BIT(ATTR_SCHEDULER), NULL, value,
-                                         "/proc/cmdline", 0, "kernel command line", NULL);
+                                         "/proc/cmdline", 0, NULL, NULL);
                         if (!e)
                                 return -ENOMEM;
                         e->w.dead = true;

@@ -390,24 +390,31 @@ TEST(tlp) {
         _cleanup_(tlp_conf_freep) TlpConf *c = tlp_conf_new(), *d = tlp_conf_new();
         _cleanup_(writers_freep) Writers *w = writers_new(), *w2 = writers_new(), *w3 = writers_new();
 
+        /* Which configuration (0 tlp.conf, 1 the drop-in, 2 the drop-in without a resolver:
+         * a by-id name may be any disk), the disk, its writer. */
+        static const struct {
+                unsigned which;
+                const char *disk, *expected;
+        } cases[] = {
+                { 0, "nvme0n1", "scheduler mq-deadline /etc/tlp.conf:3 applies" },
+                { 0, "sda", "scheduler bfq /etc/tlp.conf:3 applies" },
+                { 1, "sdc", "scheduler none /etc/tlp.d/10-disk.conf:3 applies" },
+                { 1, "sdb", "scheduler kyber /etc/tlp.d/10-disk.conf:3 applies" },
+                { 2, "sdq", "scheduler none /etc/tlp.d/10-disk.conf:3 may apply" },
+        };
+        Writers *ws[3] = { w, w2, w3 };
+
         assert_int_equal(tlp_conf_parse(c, "/usr/share/tlp/defaults.conf", defaults, strlen(defaults)), 0);
         assert_int_equal(tlp_conf_parse(c, "/etc/tlp.conf", conf, strlen(conf)), 0);
         assert_int_equal(writers_add_tlp(w, c, resolve_by_id, NULL), 0);
-        assert_eval(w, target("nvme0n1", TRANSPORT_NVME, 0),
-                    "scheduler mq-deadline /etc/tlp.conf:3 applies tlp start, AC/battery change");
-        assert_eval(w, target("sda", TRANSPORT_ATA, 1),
-                    "scheduler bfq /etc/tlp.conf:3 applies tlp start, AC/battery change");
-
         assert_int_equal(tlp_conf_parse(d, "/etc/tlp.d/10-disk.conf", dropin, strlen(dropin)), 0);
         assert_int_equal(writers_add_tlp(w2, d, resolve_by_id, NULL), 0);
-        assert_eval(w2, target("sdc", TRANSPORT_ATA, 0),
-                    "scheduler none /etc/tlp.d/10-disk.conf:3 applies tlp start, AC/battery change");
-        assert_eval(w2, target("sdb", TRANSPORT_ATA, 0),
-                    "scheduler kyber /etc/tlp.d/10-disk.conf:3 applies tlp start, AC/battery change");
-        /* Without a resolver a by-id name may be any disk. */
         assert_int_equal(writers_add_tlp(w3, d, NULL, NULL), 0);
-        assert_eval(w3, target("sdq", TRANSPORT_ATA, 0),
-                    "scheduler none /etc/tlp.d/10-disk.conf:3 may apply tlp start, AC/battery change");
+        for (size_t i = 0; i < ELEMENTSOF(cases); i++) {
+                _cleanup_(freep) char *expected = strdup_printf("%s tlp start, AC/battery change", cases[i].expected);
+
+                assert_eval(ws[cases[i].which], target(cases[i].disk, TRANSPORT_ATA, 0), expected);
+        }
 
         assert_int_equal(tlp_conf_parse(c, "/etc/tlp.d/00-off.conf", "TLP_ENABLE=0\n", 13), 0);
         writers_free(w);
