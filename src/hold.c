@@ -43,19 +43,23 @@ int hold_new(uint32_t id, const char *disk, const char *holder, const char *reas
 }
 
 Hold *hold_ref(Hold *h) {
+        assert(!h || h->n_ref > 0);
         if (h)
                 h->n_ref++;
         return h;
 }
 
-Hold *hold_unref(Hold *h) {
-        if (!h || --h->n_ref > 0)
-                return NULL;
+static void hold_free(Hold *h) {
         rule_free(h->rule);
         free(h->disk);
         free(h->holder);
         free(h->reason);
         free(h);
+}
+
+Hold *hold_unref(Hold *h) {
+        if (h && --h->n_ref == 0)
+                hold_free(h);
         return NULL;
 }
 
