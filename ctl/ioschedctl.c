@@ -10,16 +10,12 @@
 #include <time.h>
 
 #include "attr.h"
+#include "bus-names.h"
 #include "cli.h"
 #include "iocost.h"
 #include "json.h"
 #include "log.h"
 #include "util.h"
-
-#define BUS_NAME "org.iosched1"
-#define MANAGER_PATH "/org/iosched1"
-#define MANAGER_IFACE "org.iosched1.Manager"
-#define DISK_IFACE "org.iosched1.Disk"
 
 static struct {
         bool json, runtime, ask_password, legend;
@@ -30,50 +26,40 @@ typedef struct Desired {
         uint32_t line;
 } Desired;
 
+/* What ioschedctl shows of an org.iosched1.Disk. */
 typedef struct DiskInfo {
         char *path;
-        char *name, *transport, *scheduler, *model, *serial, *wwn, *last_error;
+        char *name, *transport, *model, *serial, *wwn, *last_error;
         bool rotational;
         uint32_t queues;
         uint64_t last_applied;
-        int64_t attrs[_ATTR_MAX];       /* by the table's property names; -1 unknown */
-        char **tunables;                /* name, value, name, value, ... */
-        char *iocost[_ATTR_FILE_MAX];   /* IOCostModel, IOCostQoS: the kernel's line, "" none */
+        char **current;                 /* Current: key, value, key, value, ... */
         bool iocost_other_writer;
         char **rules;
         Desired *desired;
         size_t n_desired;
 } DiskInfo;
 
-/* The string properties of org.iosched1.Disk, and where they go. */
-static const struct {
-        const char *name;
-        size_t offset;
-} string_props[] = {
-        { "Name", offsetof(DiskInfo, name) }, { "Transport", offsetof(DiskInfo, transport) },
-        { "Scheduler", offsetof(DiskInfo, scheduler) }, { "Model", offsetof(DiskInfo, model) },
-        { "Serial", offsetof(DiskInfo, serial) }, { "WWN", offsetof(DiskInfo, wwn) },
-        { "LastError", offsetof(DiskInfo, last_error) },
-        { "IOCostQoS", offsetof(DiskInfo, iocost[ATTR_FILE_IOCOST_QOS]) },
-        { "IOCostModel", offsetof(DiskInfo, iocost[ATTR_FILE_IOCOST_MODEL]) },
+/* The string properties shown, and where they go. */
+static const size_t string_fields[_BUS_PROPERTY_MAX] = {
+        [BUS_DISK_NAME] = offsetof(DiskInfo, name),
+        [BUS_DISK_TRANSPORT] = offsetof(DiskInfo, transport),
+        [BUS_DISK_MODEL] = offsetof(DiskInfo, model),
+        [BUS_DISK_SERIAL] = offsetof(DiskInfo, serial),
+        [BUS_DISK_WWN] = offsetof(DiskInfo, wwn),
+        [BUS_DISK_LAST_ERROR] = offsetof(DiskInfo, last_error),
 };
 
-static char **string_field(DiskInfo *d, size_t i) {
-        return (char **) ((uint8_t *) d + string_props[i].offset);
-}
-
-static char **string_prop(DiskInfo *d, const char *name) {
-        for (size_t i = 0; i < ELEMENTSOF(string_props); i++)
-                if (streq(name, string_props[i].name))
-                        return string_field(d, i);
-        return NULL;
+static char **string_field(DiskInfo *d, BusPropertyId p) {
+        return string_fields[p] ? (char **) ((uint8_t *) d + string_fields[p]) : NULL;
 }
 
 static void disk_info_done(DiskInfo *d) {
         free(d->path);
-        for (size_t i = 0; i < ELEMENTSOF(string_props); i++)
-                free(*string_field(d, i));
-        strv_free(d->tunables);
+        for (BusPropertyId p = 0; p < _BUS_PROPERTY_MAX; p++)
+                if (string_field(d, p))
+                        free(*string_field(d, p));
+        strv_free(d->current);
         strv_free(d->rules);
         for (size_t i = 0; i < d->n_desired; i++) {
                 free(d->desired[i].key);
@@ -82,6 +68,29 @@ static void disk_info_done(DiskInfo *d) {
                 free(d->desired[i].file);
         }
         free(d->desired);
+}
+
+/* The current value of @key ("scheduler", "iosched.fifo_batch", "iocost.rpct"), or NULL when
+ * the kernel shows none. */
+static const char *current_value(const DiskInfo *d, const char *key) {
+        for (char **c = d->current; c && c[0] && c[1]; c += 2)
+                if (streq(c[0], key))
+                        return c[1];
+        return NULL;
+}
+
+static const char *current_of(const DiskInfo *d, AttrId id) {
+        return current_value(d, attr_get(id)->key);
+}
+
+/* A number of the attribute table as JSON shows it: -1 when unknown. */
+static int64_t current_num(const DiskInfo *d, AttrId id) {
+        const char *text = current_of(d, id);
+        Value v = {};
+
+        if (!text || value_parse(attr_get(id), text, &v, NULL) < 0)
+                return -1;
+        return v.num;
 }
 
 static int error_of(const sd_bus_error *e, int r) {
@@ -100,109 +109,123 @@ static int read_string(sd_bus_message *m, char **dst) {
         return free_and_strdup(dst, s);
 }
 
+static int read_bool(sd_bus_message *m, bool *dst) {
+        int b, r = sd_bus_message_read_basic(m, 'b', &b);
+
+        if (r >= 0)
+                *dst = b;
+        return r;
+}
+
+/* Current: a{ss} into key, value, key, value, ... */
+static int read_current(sd_bus_message *m, DiskInfo *d) {
+        const char *k, *v;
+        int r;
+
+        r = sd_bus_message_enter_container(m, 'a', "{ss}");
+        while (r >= 0 && (r = sd_bus_message_read(m, "{ss}", &k, &v)) > 0)
+                if (strv_extend(&d->current, k) < 0 || strv_extend(&d->current, v) < 0)
+                        return -ENOMEM;
+        return r < 0 ? r : sd_bus_message_exit_container(m);
+}
+
+static int read_rules(sd_bus_message *m, DiskInfo *d) {
+        const char *rule, *file;
+        uint32_t line;
+        int r;
+
+        r = sd_bus_message_enter_container(m, 'a', "(ssu)");
+        while (r >= 0 && (r = sd_bus_message_read(m, "(ssu)", &rule, &file, &line)) > 0)
+                if (strv_extend(&d->rules, rule) < 0)
+                        return -ENOMEM;
+        return r < 0 ? r : sd_bus_message_exit_container(m);
+}
+
+static int read_desired(sd_bus_message *m, DiskInfo *d) {
+        const char *k, *v, *rule, *file;
+        uint32_t line;
+        int r;
+
+        r = sd_bus_message_enter_container(m, 'a', "(ssssu)");
+        while (r >= 0 && (r = sd_bus_message_read(m, "(ssssu)", &k, &v, &rule, &file, &line)) > 0) {
+                Desired *a = reallocarray(d->desired, d->n_desired + 1, sizeof(Desired));
+
+                if (!a)
+                        return -ENOMEM;
+                Desired *x = &a[d->n_desired++];
+
+                d->desired = a;
+                *x = (Desired) {
+                        .key = strdup(k), .value = strdup(v), .rule = strdup(rule),
+                        .file = strdup(file), .line = line,
+                };
+                if (!x->key || !x->value || !x->rule || !x->file)
+                        return -ENOMEM;
+        }
+        return r < 0 ? r : sd_bus_message_exit_container(m);
+}
+
+/* The value of one property, the variant entered; properties not shown are skipped. */
+static int read_disk_prop(sd_bus_message *m, const char *name, const char *contents, DiskInfo *d) {
+        int p = bus_property_from_name(BUS_OBJECT_DISK, name);
+
+        /* Only the signatures of src/bus-names.h: another daemon's would not parse. */
+        if (p < 0 || !streq(contents, bus_property(p)->signature))
+                return sd_bus_message_skip(m, contents);
+        if (string_field(d, p))
+                return read_string(m, string_field(d, p));
+        switch (p) {
+        case BUS_DISK_ROTATIONAL:
+                return read_bool(m, &d->rotational);
+        case BUS_DISK_IOCOST_OTHER_WRITER:
+                return read_bool(m, &d->iocost_other_writer);
+        case BUS_DISK_QUEUES:
+                return sd_bus_message_read_basic(m, 'u', &d->queues);
+        case BUS_DISK_LAST_APPLIED:
+                return sd_bus_message_read_basic(m, 't', &d->last_applied);
+        case BUS_DISK_CURRENT:
+                return read_current(m, d);
+        case BUS_DISK_MATCHED_RULES:
+                return read_rules(m, d);
+        case BUS_DISK_DESIRED:
+                return read_desired(m, d);
+        default:
+                return sd_bus_message_skip(m, contents);
+        }
+}
+
+/* One {sv} of the a{sv}, the entry entered. */
+static int read_disk_entry(sd_bus_message *m, DiskInfo *d) {
+        const char *name, *contents;
+        char type;
+        int r;
+
+        r = sd_bus_message_read_basic(m, 's', &name);
+        if (r < 0)
+                return r;
+        r = sd_bus_message_peek_type(m, &type, &contents);
+        if (r < 0)
+                return r;
+        r = sd_bus_message_enter_container(m, 'v', contents);
+        if (r < 0)
+                return r;
+        r = read_disk_prop(m, name, contents, d);
+        if (r < 0)
+                return r;
+        return sd_bus_message_exit_container(m);
+}
+
 /* Reads an a{sv} of org.iosched1.Disk (the container must be next). */
 static int read_disk_props(sd_bus_message *m, DiskInfo *d) {
         int r;
 
-        for (size_t i = 0; i < _ATTR_MAX; i++)
-                d->attrs[i] = -1;
         r = sd_bus_message_enter_container(m, 'a', "{sv}");
-        if (r < 0)
-                return r;
-        while ((r = sd_bus_message_enter_container(m, 'e', "sv")) > 0) {
-                const char *name, *contents;
-                char type;
-
-                r = sd_bus_message_read_basic(m, 's', &name);
-                if (r < 0)
-                        return r;
-                r = sd_bus_message_peek_type(m, &type, &contents);
-                if (r < 0)
-                        return r;
-                r = sd_bus_message_enter_container(m, 'v', contents);
-                if (r < 0)
-                        return r;
-
-                char **str = string_prop(d, name);
-
-                if (str)
-                        r = read_string(m, str);
-                else if (streq(name, "IOCostOtherWriter")) {
-                        int b;
-                        r = sd_bus_message_read_basic(m, 'b', &b);
-                        d->iocost_other_writer = b;
-                }
-                else if (streq(name, "Rotational")) {
-                        int b;
-                        r = sd_bus_message_read_basic(m, 'b', &b);
-                        d->rotational = b;
-                } else if (streq(name, "Queues"))
-                        r = sd_bus_message_read_basic(m, 'u', &d->queues);
-                else if (streq(name, "LastApplied"))
-                        r = sd_bus_message_read_basic(m, 't', &d->last_applied);
-                else if (streq(name, "Tunables")) {
-                        const char *k, *v;
-
-                        r = sd_bus_message_enter_container(m, 'a', "{ss}");
-                        while (r >= 0 && (r = sd_bus_message_read(m, "{ss}", &k, &v)) > 0)
-                                if (strv_extend(&d->tunables, k) < 0 || strv_extend(&d->tunables, v) < 0)
-                                        return -ENOMEM;
-                        if (r >= 0)
-                                r = sd_bus_message_exit_container(m);
-                } else if (streq(name, "MatchedRules")) {
-                        const char *rule, *file;
-                        uint32_t line;
-
-                        r = sd_bus_message_enter_container(m, 'a', "(ssu)");
-                        while (r >= 0 && (r = sd_bus_message_read(m, "(ssu)", &rule, &file, &line)) > 0)
-                                if (strv_extend(&d->rules, rule) < 0)
-                                        return -ENOMEM;
-                        if (r >= 0)
-                                r = sd_bus_message_exit_container(m);
-                } else if (streq(name, "Desired")) {
-                        const char *k, *v, *rule, *file;
-                        uint32_t line;
-
-                        r = sd_bus_message_enter_container(m, 'a', "(ssssu)");
-                        while (r >= 0 &&
-                               (r = sd_bus_message_read(m, "(ssssu)", &k, &v, &rule, &file, &line)) > 0) {
-                                Desired *a = realloc(d->desired, sizeof(Desired) * (d->n_desired + 1));
-                                if (!a)
-                                        return -ENOMEM;
-                                d->desired = a;
-                                a[d->n_desired++] = (Desired) {
-                                        .key = strdup(k), .value = strdup(v), .rule = strdup(rule),
-                                        .file = strdup(file), .line = line,
-                                };
-                        }
-                        if (r >= 0)
-                                r = sd_bus_message_exit_container(m);
-                } else {
-                        bool done = false;
-
-                        for (AttrId id = 0; id < _ATTR_MAX; id++) {
-                                const AttrInfo *a = attr_get(id);
-
-                                if (a->property && streq(a->property, name) && streq(contents, "x")) {
-                                        r = sd_bus_message_read_basic(m, 'x', &d->attrs[id]);
-                                        done = true;
-                                        break;
-                                }
-                        }
-                        if (!done)
-                                r = sd_bus_message_skip(m, contents);
-                }
-                if (r < 0)
-                        return r;
-                r = sd_bus_message_exit_container(m);
+        while (r >= 0 && (r = sd_bus_message_enter_container(m, 'e', "sv")) > 0) {
+                r = read_disk_entry(m, d);
                 if (r >= 0)
                         r = sd_bus_message_exit_container(m);
-                if (r < 0)
-                        return r;
         }
-        if (r < 0)
-                return r;
-        return sd_bus_message_exit_container(m);
+        return r < 0 ? r : sd_bus_message_exit_container(m);
 }
 
 static int compare_disks(const void *a, const void *b) {
@@ -217,7 +240,7 @@ static int get_disks(sd_bus *bus, DiskInfo **ret, size_t *ret_n) {
         size_t n = 0;
         int r;
 
-        r = sd_bus_call_method(bus, BUS_NAME, MANAGER_PATH, "org.freedesktop.DBus.ObjectManager",
+        r = sd_bus_call_method(bus, BUS_SERVICE, BUS_MANAGER_PATH, "org.freedesktop.DBus.ObjectManager",
                                "GetManagedObjects", &error, &reply, NULL);
         if (r < 0) {
                 r = error_of(&error, r);
@@ -237,7 +260,7 @@ static int get_disks(sd_bus *bus, DiskInfo **ret, size_t *ret_n) {
                         r = sd_bus_message_read_basic(reply, 's', &iface);
                         if (r < 0)
                                 break;
-                        if (streq(iface, DISK_IFACE)) {
+                        if (streq(iface, BUS_DISK_INTERFACE)) {
                                 DiskInfo *a = realloc(l, sizeof(DiskInfo) * (n + 1));
                                 if (!a) {
                                         r = -ENOMEM;
@@ -279,15 +302,15 @@ static int get_disk(sd_bus *bus, const char *name, DiskInfo *ret) {
         DiskInfo d = {};
         int r;
 
-        r = sd_bus_call_method(bus, BUS_NAME, MANAGER_PATH, MANAGER_IFACE, "GetDisk", &error, &reply,
+        r = sd_bus_call_method(bus, BUS_SERVICE, BUS_MANAGER_PATH, BUS_MANAGER_INTERFACE, BUS_METHOD_GET_DISK, &error, &reply,
                                "s", name);
         if (r >= 0)
                 r = sd_bus_message_read(reply, "o", &path);
         if (r >= 0) {
                 d.path = strdup(path);
                 reply = sd_bus_message_unref(reply);
-                r = sd_bus_call_method(bus, BUS_NAME, d.path, "org.freedesktop.DBus.Properties", "GetAll",
-                                       &error, &reply, "s", DISK_IFACE);
+                r = sd_bus_call_method(bus, BUS_SERVICE, d.path, "org.freedesktop.DBus.Properties", "GetAll",
+                                       &error, &reply, "s", BUS_DISK_INTERFACE);
         }
         if (r < 0) {
                 r = error_of(&error, r);
@@ -304,15 +327,26 @@ static int get_disk(sd_bus *bus, const char *name, DiskInfo *ret) {
         return 0;
 }
 
-static const char *attr_text(const DiskInfo *d, AttrId id, char *buf, size_t size) {
-        int64_t v = d->attrs[id];
+/* A current value in a table: "-" when the kernel shows none. */
+static const char *attr_text(const DiskInfo *d, AttrId id) {
+        const char *text = current_of(d, id);
 
-        if (v < 0)
-                return "-";
-        if (id == ATTR_WBT_LAT_USEC && v == 0)
-                return "off";
-        snprintf(buf, size, "%" PRIi64, v);
-        return buf;
+        return text && *text ? text : "-";
+}
+
+/* The disk's io.cost.* line as the kernel prints it, from Current's keys of @file; NULL when
+ * it has none (iocost never set up on the disk, or no io controller). */
+static char *iocost_line(const DiskInfo *d, AttrFile file) {
+        int64_t num[_ATTR_MAX] = {};
+
+        for (AttrId id = 0; id < _ATTR_MAX; id++) {
+                if (attr_get(id)->file != file)
+                        continue;
+                if (!current_of(d, id))
+                        return NULL;
+                num[id] = current_num(d, id);
+        }
+        return iocost_format(file, num);
 }
 
 static const char *time_text(uint64_t usec, char *buf, size_t size) {
@@ -343,19 +377,21 @@ static int verb_status(sd_bus *bus, char **args) {
         for (size_t i = 0; i < n; i++) {
                 const DiskInfo *d = &l[i];
                 _cleanup_(freep) char *rules = strv_join(d->rules, ",");
-                char b1[32], b2[32], b3[32], b4[32];
+                char buf[32];
 
                 if (arg.json) {
                         fputs(i > 0 ? ",\n{" : "{", stdout);
                         const JsonMember m[] = {
                                 { "disk", d->name }, { "transport", d->transport },
-                                { "scheduler", d->scheduler } };
+                                { "scheduler", current_of(d, ATTR_SCHEDULER) } };
+                        _cleanup_(freep) char *qos = iocost_line(d, ATTR_FILE_IOCOST_QOS);
+                        _cleanup_(freep) char *model = iocost_line(d, ATTR_FILE_IOCOST_MODEL);
 
                         json_members(stdout, m, ELEMENTSOF(m));
                         printf(",\"wbt_lat_usec\":%" PRIi64 ",\"nr_requests\":%" PRIi64
                                ",\"read_ahead_kb\":%" PRIi64 ",\"rotational\":%s,\"queues\":%u",
-                               d->attrs[ATTR_WBT_LAT_USEC], d->attrs[ATTR_NR_REQUESTS],
-                               d->attrs[ATTR_READ_AHEAD_KB], d->rotational ? "true" : "false", d->queues);
+                               current_num(d, ATTR_WBT_LAT_USEC), current_num(d, ATTR_NR_REQUESTS),
+                               current_num(d, ATTR_READ_AHEAD_KB), d->rotational ? "true" : "false", d->queues);
                         fputs(",\"rules\":[", stdout);
                         for (size_t j = 0; d->rules && d->rules[j]; j++) {
                                 if (j > 0)
@@ -363,11 +399,9 @@ static int verb_status(sd_bus *bus, char **args) {
                                 json_string(stdout, d->rules[j]);
                         }
                         fputs("],\"iocost_qos\":", stdout);
-                        json_string(stdout, d->iocost[ATTR_FILE_IOCOST_QOS] && *d->iocost[ATTR_FILE_IOCOST_QOS]
-                                                    ? d->iocost[ATTR_FILE_IOCOST_QOS] : NULL);
+                        json_string(stdout, qos);
                         fputs(",\"iocost_model\":", stdout);
-                        json_string(stdout, d->iocost[ATTR_FILE_IOCOST_MODEL] && *d->iocost[ATTR_FILE_IOCOST_MODEL]
-                                                    ? d->iocost[ATTR_FILE_IOCOST_MODEL] : NULL);
+                        json_string(stdout, model);
                         printf(",\"iocost_other_writer\":%s", d->iocost_other_writer ? "true" : "false");
                         printf(",\"last_applied_usec\":%" PRIu64 ",\"error\":", d->last_applied);
                         json_string(stdout, d->last_error && *d->last_error ? d->last_error : NULL);
@@ -375,11 +409,9 @@ static int verb_status(sd_bus *bus, char **args) {
                         continue;
                 }
                 printf("%-12s %-9s %-12s %8s %7s %10s %-16s %-19s %s\n", d->name, strna(d->transport),
-                       d->scheduler && *d->scheduler ? d->scheduler : "-",
-                       attr_text(d, ATTR_WBT_LAT_USEC, b1, sizeof(b1)),
-                       attr_text(d, ATTR_NR_REQUESTS, b2, sizeof(b2)),
-                       attr_text(d, ATTR_READ_AHEAD_KB, b3, sizeof(b3)),
-                       rules && *rules ? rules : "-", time_text(d->last_applied, b4, sizeof(b4)),
+                       attr_text(d, ATTR_SCHEDULER), attr_text(d, ATTR_WBT_LAT_USEC),
+                       attr_text(d, ATTR_NR_REQUESTS), attr_text(d, ATTR_READ_AHEAD_KB),
+                       rules && *rules ? rules : "-", time_text(d->last_applied, buf, sizeof(buf)),
                        d->last_error && *d->last_error ? d->last_error : "-");
         }
         if (arg.json)
@@ -395,32 +427,10 @@ static int verb_status(sd_bus *bus, char **args) {
         return 0;
 }
 
-/* An iocost key's current value, from the kernel's line on the bus; NULL without one. */
-static const char *iocost_text(const DiskInfo *d, const AttrInfo *a, char *buf, size_t size) {
-        _cleanup_(iocost_state_done) IocostState st = {};
-        _cleanup_(freep) char *line = NULL;
-        const char *raw = a->file < _ATTR_FILE_MAX ? d->iocost[a->file] : NULL;
-
-        if (!raw || !*raw || a->file == ATTR_FILE_NONE)
-                return NULL;
-        line = strdup_printf("0:0 %s", raw);
-        if (!line || iocost_parse_line(a->file, line, NULL, &st) < 0 ||
-            value_sysfs_string(a, st.num[a->id], buf, size) < 0)
-                return NULL;
-        return buf;
-}
-
 static const Desired *find_desired(const DiskInfo *d, const char *key) {
         for (size_t i = 0; i < d->n_desired; i++)
                 if (streq(d->desired[i].key, key))
                         return &d->desired[i];
-        return NULL;
-}
-
-static const char *tunable_value(const DiskInfo *d, const char *name) {
-        for (size_t i = 0; d->tunables && d->tunables[i] && d->tunables[i + 1]; i += 2)
-                if (streq(d->tunables[i], name))
-                        return d->tunables[i + 1];
         return NULL;
 }
 
@@ -458,40 +468,22 @@ static int verb_explain(sd_bus *bus, char **args) {
                        d.rotational ? ", rotational" : "", "KEY", "CURRENT", "DESIRED", "SET BY");
 
         /* Every key of the attribute table, then the tunables: set by a file:line, or left
-         * at what the kernel has. */
+         * at what the kernel has. iocost keys only where the disk has a line or a rule sets them. */
         for (AttrId id = 0; id < _ATTR_MAX; id++) {
                 const AttrInfo *a = attr_get(id);
-                char buf[32];
+                const char *cur = current_of(&d, id);
 
-                if (id == ATTR_IOSCHED)
+                if (id == ATTR_IOSCHED || (a->file != ATTR_FILE_QUEUE && !cur && !find_desired(&d, a->key)))
                         continue;
-                const char *cur;
-
-                if (a->file != ATTR_FILE_QUEUE) {
-                        /* iocost keys: those set, and those of a file with a line */
-                        cur = iocost_text(&d, a, buf, sizeof(buf));
-                        if (cur || find_desired(&d, a->key))
-                                explain_line(a->key, cur, find_desired(&d, a->key), &first);
-                        continue;
-                }
-                if (id == ATTR_SCHEDULER)
-                        cur = d.scheduler && *d.scheduler ? d.scheduler : NULL;
-                else
-                        cur = d.attrs[id] < 0 ? NULL : attr_text(&d, id, buf, sizeof(buf));
                 explain_line(a->key, cur, find_desired(&d, a->key), &first);
         }
-        for (size_t i = 0; d.tunables && d.tunables[i] && d.tunables[i + 1]; i += 2) {
-                _cleanup_(freep) char *key = strdup_printf(IOSCHED_KEY_PREFIX "%s", d.tunables[i]);
-                if (!key)
-                        return log_oom();
-                explain_line(key, d.tunables[i + 1], find_desired(&d, key), &first);
-        }
+        for (char **c = d.current; c && c[0] && c[1]; c += 2)
+                if (startswith(c[0], IOSCHED_KEY_PREFIX))
+                        explain_line(c[0], c[1], find_desired(&d, c[0]), &first);
         /* Desired tunables the current scheduler does not have. */
-        for (size_t i = 0; i < d.n_desired; i++) {
-                const char *t = startswith(d.desired[i].key, IOSCHED_KEY_PREFIX);
-                if (t && !tunable_value(&d, t))
+        for (size_t i = 0; i < d.n_desired; i++)
+                if (startswith(d.desired[i].key, IOSCHED_KEY_PREFIX) && !current_value(&d, d.desired[i].key))
                         explain_line(d.desired[i].key, NULL, &d.desired[i], &first);
-        }
         if (arg.json)
                 printf("],\"iocost_other_writer\":%s}\n", d.iocost_other_writer ? "true" : "false");
         else if (d.iocost_other_writer)
@@ -507,9 +499,9 @@ static int plan_one(sd_bus *bus, const char *name, bool *first, bool quiet_gone)
         bool any = false;
         int r;
 
-        r = sd_bus_call_method(bus, BUS_NAME, MANAGER_PATH, MANAGER_IFACE, "Plan", &error, &reply,
+        r = sd_bus_call_method(bus, BUS_SERVICE, BUS_MANAGER_PATH, BUS_MANAGER_INTERFACE, BUS_METHOD_PLAN, &error, &reply,
                                "s", name);
-        if (r < 0 && quiet_gone && sd_bus_error_has_name(&error, "org.iosched1.Error.NoSuchDisk")) {
+        if (r < 0 && quiet_gone && sd_bus_error_has_name(&error, BUS_ERROR_NO_SUCH_DISK)) {
                 /* Listed a moment ago, gone now: not an error of a plan of every disk. */
                 sd_bus_error_free(&error);
                 return 0;
@@ -596,7 +588,7 @@ static int call_simple(sd_bus *bus, const char *method, const char *types, ...) 
         va_list ap;
         int r;
 
-        r = sd_bus_message_new_method_call(bus, &m, BUS_NAME, MANAGER_PATH, MANAGER_IFACE, method);
+        r = sd_bus_message_new_method_call(bus, &m, BUS_SERVICE, BUS_MANAGER_PATH, BUS_MANAGER_INTERFACE, method);
         if (r < 0)
                 return log_error_errno(r, "Cannot create the call: %m");
         if (types) {
@@ -610,22 +602,22 @@ static int call_simple(sd_bus *bus, const char *method, const char *types, ...) 
 }
 
 static int verb_apply(sd_bus *bus, char **args) {
-        return args[0] ? call_simple(bus, "Apply", "s", args[0]) : call_simple(bus, "ApplyAll", NULL);
+        return args[0] ? call_simple(bus, BUS_METHOD_APPLY, "s", args[0]) : call_simple(bus, BUS_METHOD_APPLY_ALL, NULL);
 }
 
 static int verb_reload(sd_bus *bus, char **args) {
-        return call_simple(bus, "Reload", NULL);
+        return call_simple(bus, BUS_METHOD_RELOAD, NULL);
 }
 
 static int verb_reset(sd_bus *bus, char **args) {
-        return call_simple(bus, "ResetPolicy", "sb", args[0], arg.runtime);
+        return call_simple(bus, BUS_METHOD_RESET_POLICY, "sb", args[0], arg.runtime);
 }
 
 static int verb_set(sd_bus *bus, char **args) {
         _cleanup_(sd_bus_message_unrefp) sd_bus_message *m = NULL;
         int r;
 
-        r = sd_bus_message_new_method_call(bus, &m, BUS_NAME, MANAGER_PATH, MANAGER_IFACE, "SetPolicy");
+        r = sd_bus_message_new_method_call(bus, &m, BUS_SERVICE, BUS_MANAGER_PATH, BUS_MANAGER_INTERFACE, BUS_METHOD_SET_POLICY);
         if (r >= 0)
                 r = sd_bus_message_append(m, "s", args[0]);
         if (r >= 0)

@@ -286,7 +286,7 @@ int dropin_persist(const char *dir, const Disk *d, char * const *keys, char * co
         if (r < 0) {
                 log_error("Refusing to write a drop-in that does not load: %s",
                           strv_isempty(errors) ? "?" : errors[strv_length(errors) - 1]);
-                return -EBADMSG;
+                return -ENOEXEC;
         }
         r = dropin_write_atomic(dir, name, text);
         if (r < 0)

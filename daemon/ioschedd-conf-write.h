@@ -106,7 +106,7 @@ char *dropin_dir(const char *config_root, bool runtime);
  * A drop-in edited into errors by hand is replaced. What is written is checked with the
  * loader itself first.
  *
- * Return: 0; -EBADMSG when the result would not load; -ENOMEM; another negative errno when
+ * Return: 0; -ENOEXEC when the result would not load; -ENOMEM; another negative errno when
  * the file cannot be written or removed (the old one, if any, is intact).
  */
 int dropin_persist(const char *dir, const Disk *d, char * const *keys, char * const *values,

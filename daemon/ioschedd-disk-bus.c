@@ -4,6 +4,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "ioschedd-bus.h"
 #include "ioschedd-disk-bus.h"
 #include "log.h"
 #include "util.h"
@@ -35,32 +36,94 @@ DEFINE_DISK_STRING_GETTER(property_get_serial, strempty(d->serial));
 DEFINE_DISK_STRING_GETTER(property_get_wwn, strempty(d->wwn));
 DEFINE_DISK_STRING_GETTER(property_get_transport, transport_to_string(d->transport));
 DEFINE_DISK_STRING_GETTER(property_get_zoned, zoned_to_string(d->zoned));
-/* A queue without a choice shows "none", one without the file "". */
-DEFINE_DISK_STRING_GETTER(property_get_scheduler, d->scheduler ?: (d->has_scheduler_file ? "none" : ""));
 DEFINE_DISK_BOOL_GETTER(property_get_rotational, d->rotational == 1);
 DEFINE_DISK_BOOL_GETTER(property_get_removable, d->removable == 1);
 DEFINE_DISK_GETTER(property_get_queues, 'u', uint32_t, d->nr_hw_queues);
 DEFINE_DISK_GETTER(property_get_size, 't', uint64_t, d->size_bytes);
+DEFINE_DISK_BOOL_GETTER(property_get_other_writer, d->iocost_other_writer);
+DEFINE_DISK_STRING_GETTER(property_get_name, o->name);
 DEFINE_DISK_STRING_GETTER(property_get_last_error, strempty(o->last_error));
-/* The kernel's io.cost.* lines without MAJ:MIN; "" when iocost is not set up on the disk or
- * not applicable on the system. */
-DEFINE_DISK_STRING_GETTER(property_get_iocost_qos, disk_iocost_shown(d, ATTR_FILE_IOCOST_QOS));
-DEFINE_DISK_STRING_GETTER(property_get_iocost_model, disk_iocost_shown(d, ATTR_FILE_IOCOST_MODEL));
-DEFINE_DISK_BOOL_GETTER(property_get_iocost_other_writer, d->iocost_other_writer);
+DEFINE_DISK_GETTER(property_get_last_applied, 't', uint64_t, o->last_applied);
 
-/* The current value of an attribute of the table (attr.c). -1 when the kernel has no such
- * file for this disk or the read failed (wbt_lat_usec fails with EINVAL until wbt is set up). */
-#define DEFINE_ATTR_GETTER(fn, id)                                                      \
-        DEFINE_DISK_GETTER(fn, 'x', int64_t, DISK_ATTR(d, id).err == 0 ? DISK_ATTR(d, id).value.num : (int64_t) -1)
+static int append_pair(sd_bus_message *reply, const char *key, const char *value) {
+        int r = sd_bus_message_open_container(reply, SD_BUS_TYPE_DICT_ENTRY, "ss");
 
-DEFINE_ATTR_GETTER(property_get_nr_requests, ATTR_NR_REQUESTS);
-DEFINE_ATTR_GETTER(property_get_wbt_lat_usec, ATTR_WBT_LAT_USEC);
-DEFINE_ATTR_GETTER(property_get_read_ahead_kb, ATTR_READ_AHEAD_KB);
-DEFINE_ATTR_GETTER(property_get_max_sectors_kb, ATTR_MAX_SECTORS_KB);
-DEFINE_ATTR_GETTER(property_get_rq_affinity, ATTR_RQ_AFFINITY);
-DEFINE_ATTR_GETTER(property_get_nomerges, ATTR_NOMERGES);
-DEFINE_ATTR_GETTER(property_get_add_random, ATTR_ADD_RANDOM);
-DEFINE_ATTR_GETTER(property_get_iostats, ATTR_IOSTATS);
+        if (r >= 0)
+                r = sd_bus_message_append_basic(reply, 's', key);
+        if (r >= 0)
+                r = sd_bus_message_append_basic(reply, 's', value);
+        if (r >= 0)
+                r = sd_bus_message_close_container(reply);
+        return r;
+}
+
+/* The current scheduler's tunables the kernel showed a value for, as iosched.NAME. */
+static int append_current_tunables(sd_bus_message *reply, const Disk *d) {
+        char key[sizeof(IOSCHED_KEY_PREFIX) + TUNABLE_NAME_MAX];
+        int r = 0;
+
+        for (size_t i = 0; r >= 0 && i < d->n_tunables; i++) {
+                const Tunable *t = &d->tunables[i];
+
+                if (t->state.err < 0 || !t->state.raw)
+                        continue;
+                if (snprintf(key, sizeof(key), IOSCHED_KEY_PREFIX "%s", t->name) >= (int) sizeof(key))
+                        continue;       /* not a tunable name (tunable_name_is_valid()) */
+                r = append_pair(reply, key, t->state.raw);
+        }
+        return r;
+}
+
+/* The current value of @a on @d, if the kernel shows one: the scheduler ("none" for a queue
+ * without a choice), a queue file, a key of the disk's io.cost.* line. */
+static int append_current(sd_bus_message *reply, const Disk *d, const AttrInfo *a) {
+        const IocostState *st;
+        char buf[32];
+        int64_t num;
+
+        if (a->id == ATTR_SCHEDULER) {
+                const char *s = d->scheduler ?: (d->has_scheduler_file ? "none" : NULL);
+
+                return s ? append_pair(reply, a->key, s) : 0;
+        }
+        if (a->id == ATTR_IOSCHED)
+                return append_current_tunables(reply, d);
+        switch (a->file) {
+        case ATTR_FILE_QUEUE:
+                /* -ENOENT: no such file on this disk; wbt_lat_usec fails until wbt is set up */
+                if (DISK_ATTR(d, a->id).err != 0)
+                        return 0;
+                num = DISK_ATTR(d, a->id).value.num;
+                break;
+        case ATTR_FILE_IOCOST_QOS:
+        case ATTR_FILE_IOCOST_MODEL:
+                st = &d->iocost[a->file];
+                if (st->err != 0 || !st->num)
+                        return 0;       /* never set up on the disk, no io controller, no parse */
+                num = st->num[a->id];
+                break;
+        default:
+                return 0;               /* an option of iosched's own */
+        }
+        if (value_format(a, num, buf, sizeof(buf)) < 0)
+                return 0;
+        return append_pair(reply, a->key, buf);
+}
+
+/* Current: every key of the attribute table the kernel shows a value for, in the table's
+ * order, spelt as the configuration spells it (a client compares it with Desired's text). */
+static int property_get_current(GETTER_ARGS) {
+        const Disk *d = ((const DiskObject *) userdata)->disk;
+        int r;
+
+        assert(d);
+        r = sd_bus_message_open_container(reply, 'a', "{ss}");
+        for (AttrId id = 0; r >= 0 && id < _ATTR_MAX; id++)
+                r = append_current(reply, d, attr_get(id));
+        if (r >= 0)
+                r = sd_bus_message_close_container(reply);
+        return r;
+}
 
 static int property_get_schedulers(GETTER_ARGS) {
         const Disk *d = ((const DiskObject *) userdata)->disk;
@@ -111,16 +174,6 @@ static int append_array(sd_bus_message *reply, const char *signature, size_t n, 
         return r;
 }
 
-/* Tunables the kernel showed a value for: name, value. */
-static bool tunable_record(const DiskObject *o, size_t i, Record *ret) {
-        const Tunable *t = &o->disk->tunables[i];
-
-        if (t->state.err < 0 || !t->state.raw)
-                return false;
-        *ret = (Record) { { t->name, t->state.raw }, 2 };
-        return true;
-}
-
 /* Desired: key, value, rule, file, line. */
 static bool desired_record(const DiskObject *o, size_t i, Record *ret) {
         const ResolvedSetting *rs = &o->resolved->settings[i];
@@ -152,71 +205,46 @@ static bool change_record(const DiskObject *o, size_t i, Record *ret) {
                 return append_array(reply, signature, (count), record, o);              \
         }
 
-DEFINE_ARRAY_GETTER(property_get_tunables, "{ss}", o->disk ? o->disk->n_tunables : 0, tunable_record);
 DEFINE_ARRAY_GETTER(property_get_desired, "(ssssu)", o->resolved ? o->resolved->n_settings : 0,
                     desired_record);
 DEFINE_ARRAY_GETTER(property_get_rules, "(ssu)", o->resolved ? o->resolved->n_rules : 0, rule_record);
 DEFINE_ARRAY_GETTER(property_get_changes, "(sss)", strv_length(o->last_changes) / 3, change_record);
 
-#define EC SD_BUS_VTABLE_PROPERTY_EMITS_CHANGE
+#define FIELD(f) DISK_FIELD_BIT(f)
+/* Every field of the dirty mask that Current shows. */
+#define CURRENT_FIELDS                                                                  \
+        (FIELD(DISK_FIELD_SCHEDULER) | FIELD(DISK_FIELD_TUNABLES) | FIELD(DISK_FIELD_IOCOST_QOS) | \
+         FIELD(DISK_FIELD_IOCOST_MODEL) | (((FIELD(_DISK_FIELD_MAX - 1) << 1) - 1) & ~(FIELD(DISK_FIELD_ATTR) - 1)))
 
-/* Each property that emits changes, and the field of the dirty mask that it shows. */
-#define DISK_PROPERTIES(X)                                                              \
-        X("DevNum", "s", property_get_devnum, DISK_FIELD_DEVNUM)                        \
-        X("Model", "s", property_get_model, DISK_FIELD_MODEL)                           \
-        X("Vendor", "s", property_get_vendor, DISK_FIELD_VENDOR)                        \
-        X("Serial", "s", property_get_serial, DISK_FIELD_SERIAL)                        \
-        X("WWN", "s", property_get_wwn, DISK_FIELD_WWN)                                 \
-        X("Transport", "s", property_get_transport, DISK_FIELD_TRANSPORT)               \
-        X("Rotational", "b", property_get_rotational, DISK_FIELD_ROTATIONAL)            \
-        X("Removable", "b", property_get_removable, DISK_FIELD_REMOVABLE)               \
-        X("Zoned", "s", property_get_zoned, DISK_FIELD_ZONED)                           \
-        X("Queues", "u", property_get_queues, DISK_FIELD_QUEUES)                        \
-        X("SizeBytes", "t", property_get_size, DISK_FIELD_SIZE)                         \
-        X("Scheduler", "s", property_get_scheduler, DISK_FIELD_SCHEDULER)               \
-        X("AvailableSchedulers", "as", property_get_schedulers, DISK_FIELD_SCHEDULERS)  \
-        X("NrRequests", "x", property_get_nr_requests, DISK_FIELD_ATTR + ATTR_NR_REQUESTS) \
-        X("WbtLatUsec", "x", property_get_wbt_lat_usec, DISK_FIELD_ATTR + ATTR_WBT_LAT_USEC) \
-        X("ReadAheadKB", "x", property_get_read_ahead_kb, DISK_FIELD_ATTR + ATTR_READ_AHEAD_KB) \
-        X("MaxSectorsKB", "x", property_get_max_sectors_kb, DISK_FIELD_ATTR + ATTR_MAX_SECTORS_KB) \
-        X("RqAffinity", "x", property_get_rq_affinity, DISK_FIELD_ATTR + ATTR_RQ_AFFINITY) \
-        X("NoMerges", "x", property_get_nomerges, DISK_FIELD_ATTR + ATTR_NOMERGES)      \
-        X("AddRandom", "x", property_get_add_random, DISK_FIELD_ATTR + ATTR_ADD_RANDOM) \
-        X("IOStats", "x", property_get_iostats, DISK_FIELD_ATTR + ATTR_IOSTATS)         \
-        X("Tunables", "a{ss}", property_get_tunables, DISK_FIELD_TUNABLES)              \
-        X("IOCostQoS", "s", property_get_iocost_qos, DISK_FIELD_IOCOST_QOS)             \
-        X("IOCostModel", "s", property_get_iocost_model, DISK_FIELD_IOCOST_MODEL)       \
-        X("IOCostOtherWriter", "b", property_get_iocost_other_writer, DISK_FIELD_IOCOST_OTHER_WRITER) \
-        X("Desired", "a(ssssu)", property_get_desired, DISK_OBJECT_DESIRED)             \
-        X("MatchedRules", "a(ssu)", property_get_rules, DISK_OBJECT_RULES)              \
-        X("LastApplied", "t", NULL, DISK_OBJECT_LAST_APPLIED) /* offsetof below */         \
-        X("LastChanges", "a(sss)", property_get_changes, DISK_OBJECT_LAST_CHANGES)      \
-        X("LastError", "s", property_get_last_error, DISK_OBJECT_LAST_ERROR)
-
-static const sd_bus_vtable disk_vtable[] = {
-        SD_BUS_VTABLE_START(0),
-        SD_BUS_PROPERTY("Name", "s", NULL, offsetof(DiskObject, name), SD_BUS_VTABLE_PROPERTY_CONST),
-/* The one getter-less property: LastApplied, read at its offset. */
-#define X(name, sig, getter, field) \
-        SD_BUS_PROPERTY(name, sig, getter, (unsigned) (field) == DISK_OBJECT_LAST_APPLIED ? \
-                        offsetof(DiskObject, last_applied) : 0, EC),
-        DISK_PROPERTIES(X)
-#undef X
-        SD_BUS_VTABLE_END
+/* The getter of each property of a disk in BUS_PROPERTIES (src/bus-names.h), and the fields of
+ * the dirty mask whose change it shows. */
+static const BusPropertyImpl disk_properties[_BUS_PROPERTY_MAX] = {
+        [BUS_DISK_DEVNUM] = { property_get_devnum, .fields = FIELD(DISK_FIELD_DEVNUM) },
+        [BUS_DISK_MODEL] = { property_get_model, .fields = FIELD(DISK_FIELD_MODEL) },
+        [BUS_DISK_VENDOR] = { property_get_vendor, .fields = FIELD(DISK_FIELD_VENDOR) },
+        [BUS_DISK_SERIAL] = { property_get_serial, .fields = FIELD(DISK_FIELD_SERIAL) },
+        [BUS_DISK_WWN] = { property_get_wwn, .fields = FIELD(DISK_FIELD_WWN) },
+        [BUS_DISK_TRANSPORT] = { property_get_transport, .fields = FIELD(DISK_FIELD_TRANSPORT) },
+        [BUS_DISK_ROTATIONAL] = { property_get_rotational, .fields = FIELD(DISK_FIELD_ROTATIONAL) },
+        [BUS_DISK_REMOVABLE] = { property_get_removable, .fields = FIELD(DISK_FIELD_REMOVABLE) },
+        [BUS_DISK_ZONED] = { property_get_zoned, .fields = FIELD(DISK_FIELD_ZONED) },
+        [BUS_DISK_QUEUES] = { property_get_queues, .fields = FIELD(DISK_FIELD_QUEUES) },
+        [BUS_DISK_SIZE_BYTES] = { property_get_size, .fields = FIELD(DISK_FIELD_SIZE) },
+        [BUS_DISK_AVAILABLE_SCHEDULERS] = { property_get_schedulers, .fields = FIELD(DISK_FIELD_SCHEDULERS) },
+        [BUS_DISK_IOCOST_OTHER_WRITER] = { property_get_other_writer, .fields = FIELD(DISK_FIELD_IOCOST_OTHER_WRITER) },
+        [BUS_DISK_DESIRED] = { property_get_desired, .fields = FIELD(DISK_OBJECT_DESIRED) },
+        [BUS_DISK_MATCHED_RULES] = { property_get_rules, .fields = FIELD(DISK_OBJECT_RULES) },
+        [BUS_DISK_LAST_APPLIED] = { property_get_last_applied, .fields = FIELD(DISK_OBJECT_LAST_APPLIED) },
+        [BUS_DISK_LAST_CHANGES] = { property_get_changes, .fields = FIELD(DISK_OBJECT_LAST_CHANGES) },
+        [BUS_DISK_LAST_ERROR] = { property_get_last_error, .fields = FIELD(DISK_OBJECT_LAST_ERROR) },
+        [BUS_DISK_CURRENT] = { property_get_current, .fields = CURRENT_FIELDS },
+        [BUS_DISK_NAME] = { property_get_name },        /* const */
 };
 
-static const struct {
-        const char *name;
-        unsigned field;
-} disk_property_fields[] = {
-#define X(name, sig, getter, field) { name, field },
-        DISK_PROPERTIES(X)
-#undef X
-};
 
 int disk_bus_path(const DiskObject *d, char **ret) {
         assert(d && ret);
-        return sd_bus_path_encode(DISK_BUS_PATH_PREFIX, d->name, ret);
+        return sd_bus_path_encode(BUS_DISK_PATH_PREFIX, d->name, ret);
 }
 
 static int disk_find(sd_bus *bus, const char *path, const char *interface, void *userdata,
@@ -225,7 +253,7 @@ static int disk_find(sd_bus *bus, const char *path, const char *interface, void 
         Manager *m = userdata;
         DiskObject *d;
 
-        if (sd_bus_path_decode(path, DISK_BUS_PATH_PREFIX, &name) <= 0)
+        if (sd_bus_path_decode(path, BUS_DISK_PATH_PREFIX, &name) <= 0)
                 return 0;
         d = manager_find_disk(m, name);
         /* Unpublished (never read) disks are not on the bus yet. */
@@ -258,16 +286,6 @@ static int disk_enumerate(sd_bus *bus, const char *path, void *userdata, char **
         return 1;
 }
 
-/* A property without a getter (Name, LastApplied), read at its offset as sd-bus would. */
-static int append_at_offset(sd_bus_message *reply, const sd_bus_vtable *v, const DiskObject *d) {
-        const void *p = (const uint8_t *) d + v->x.property.offset;
-
-        if (v->x.property.signature[0] == 's')
-                return sd_bus_message_append_basic(reply, 's', *(char * const *) p);
-        assert(v->x.property.signature[0] == 't');
-        return sd_bus_message_append_basic(reply, 't', p);
-}
-
 /* A dict entry {KEY VALUE}: opened, its key appended, its value's container opened (a{sv} of an
  * interface, a{sa{sv}} of an object, v of a property). */
 static int open_entry(sd_bus_message *reply, const char *contents, char key_type, const char *key,
@@ -283,26 +301,26 @@ static int open_entry(sd_bus_message *reply, const char *contents, char key_type
 }
 
 /* The a{sa{sv}} of one disk (in GetManagedObjects and InterfacesAdded): the disk's interface
- * with every property of disk_vtable, in its order, as sd-bus's own GetAll has them. sd-bus's
- * object manager would also list Peer, Introspectable and Properties, without properties, for
- * every object; like GDBus's, ours lists the interface that has them: at 4096 disks the three
- * empty entries were 8% of what a client's sd-bus spent walking the reply (callgrind). */
+ * with every property, in the order of BUS_DISK_PROPERTIES, as sd-bus's own GetAll has them.
+ * sd-bus's object manager would also list Peer, Introspectable and Properties, without
+ * properties, for every object; like GDBus's, ours lists the interface that has them: at 4096
+ * disks the three empty entries were 8% of what a client's sd-bus spent walking the reply
+ * (callgrind). */
 static int append_interfaces(sd_bus_message *reply, DiskObject *d, const char *path, sd_bus_error *error) {
         sd_bus *bus = sd_bus_message_get_bus(reply);
         int r;
 
         r = sd_bus_message_open_container(reply, 'a', "{sa{sv}}");
         if (r >= 0)
-                r = open_entry(reply, "sa{sv}", 's', DISK_BUS_INTERFACE, 'a', "{sv}");
-        for (const sd_bus_vtable *v = disk_vtable + 1; r >= 0 && v->type != _SD_BUS_VTABLE_END; v++) {
-                const char *name = v->x.property.member;
+                r = open_entry(reply, "sa{sv}", 's', BUS_DISK_INTERFACE, 'a', "{sv}");
+        for (BusPropertyId p = 0; r >= 0 && p < _BUS_PROPERTY_MAX; p++) {
+                const BusProperty *bp = bus_property(p);
 
-                assert(v->type == _SD_BUS_VTABLE_PROPERTY);
-                r = open_entry(reply, "sv", 's', name, 'v', v->x.property.signature);
+                if (bp->object != BUS_OBJECT_DISK)
+                        continue;
+                r = open_entry(reply, "sv", 's', bp->name, 'v', bp->signature);
                 if (r >= 0)
-                        r = v->x.property.get ?
-                                v->x.property.get(bus, path, DISK_BUS_INTERFACE, name, reply, d, error) :
-                                append_at_offset(reply, v, d);
+                        r = disk_properties[p].get(bus, path, BUS_DISK_INTERFACE, bp->name, reply, d, error);
                 if (r >= 0)
                         r = sd_bus_message_close_container(reply);      /* v */
                 if (r >= 0)
@@ -347,32 +365,37 @@ int disk_bus_append_objects(Manager *m, sd_bus_message *reply, sd_bus_error *err
 }
 
 int disk_bus_register(Manager *m) {
+        /* Built once: the bus keeps pointing at it. */
+        static sd_bus_vtable vtable[1 + _BUS_PROPERTY_MAX + 1];
         int r;
 
-        r = sd_bus_add_fallback_vtable(m->bus, NULL, DISK_BUS_PATH_PREFIX, DISK_BUS_INTERFACE,
-                                       disk_vtable, disk_find, m);
+        assert(m && m->bus);
+        if (vtable[0].type != _SD_BUS_VTABLE_START)
+                (void) bus_vtable_build(BUS_OBJECT_DISK, disk_properties, NULL, vtable, ELEMENTSOF(vtable));
+        r = sd_bus_add_fallback_vtable(m->bus, NULL, BUS_DISK_PATH_PREFIX, BUS_DISK_INTERFACE,
+                                       vtable, disk_find, m);
         if (r < 0)
                 return r;
-        return sd_bus_add_node_enumerator(m->bus, NULL, DISK_BUS_PATH_PREFIX, disk_enumerate, m);
+        return sd_bus_add_node_enumerator(m->bus, NULL, BUS_DISK_PATH_PREFIX, disk_enumerate, m);
 }
 
 void disk_bus_emit_changed(DiskObject *d) {
         _cleanup_(freep) char *path = NULL;
-        const char *names[ELEMENTSOF(disk_property_fields) + 1];
+        const char *names[_BUS_PROPERTY_MAX + 1];
         size_t n = 0;
         int r;
 
         assert(d);
-        for (size_t i = 0; i < ELEMENTSOF(disk_property_fields); i++)
-                if (d->dirty & DISK_FIELD_BIT(disk_property_fields[i].field))
-                        names[n++] = disk_property_fields[i].name;
+        for (BusPropertyId p = 0; p < _BUS_PROPERTY_MAX; p++)
+                if (d->dirty & disk_properties[p].fields)
+                        names[n++] = bus_property_name(p);
         names[n] = NULL;
         d->dirty = 0;
         if (n == 0 || !d->manager->announcing)
                 return;
         r = disk_bus_path(d, &path);
         if (r >= 0)
-                r = sd_bus_emit_properties_changed_strv(d->manager->bus, path, DISK_BUS_INTERFACE,
+                r = sd_bus_emit_properties_changed_strv(d->manager->bus, path, BUS_DISK_INTERFACE,
                                                         (char **) names);
         if (r < 0)
                 log_debug_errno(r, "%s: cannot emit PropertiesChanged: %m", d->name);
@@ -385,7 +408,7 @@ static int emit_added(DiskObject *d, const char *path) {
         _cleanup_(sd_bus_message_unrefp) sd_bus_message *sig = NULL;
         int r;
 
-        r = sd_bus_message_new_signal(d->manager->bus, &sig, DISK_BUS_MANAGER_PATH,
+        r = sd_bus_message_new_signal(d->manager->bus, &sig, BUS_MANAGER_PATH,
                                       "org.freedesktop.DBus.ObjectManager", "InterfacesAdded");
         if (r >= 0)
                 r = sd_bus_message_append_basic(sig, 'o', path);
@@ -406,7 +429,7 @@ static void emit_object(DiskObject *d, bool added) {
         r = disk_bus_path(d, &path);
         if (r >= 0)
                 r = added ? emit_added(d, path) :
-                        sd_bus_emit_interfaces_removed(d->manager->bus, path, DISK_BUS_INTERFACE, NULL);
+                        sd_bus_emit_interfaces_removed(d->manager->bus, path, BUS_DISK_INTERFACE, NULL);
         if (r < 0)
                 log_debug_errno(r, "%s: cannot emit %s: %m", d->name,
                                 added ? "InterfacesAdded" : "InterfacesRemoved");

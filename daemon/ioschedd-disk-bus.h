@@ -3,21 +3,17 @@
 
 #include <systemd/sd-bus.h>
 
+#include "bus-names.h"
 #include "ioschedd-manager.h"
 
-#define DISK_BUS_INTERFACE "org.iosched1.Disk"
-/* The object manager of the disks (sd_bus_add_object_manager()), where InterfacesAdded comes from */
-#define DISK_BUS_MANAGER_PATH "/org/iosched1"
-#define DISK_BUS_PATH_PREFIX DISK_BUS_MANAGER_PATH "/disk"
-
 /**
- * disk_bus_register() - serve org.iosched1.Disk below DISK_BUS_PATH_PREFIX
+ * disk_bus_register() - serve org.iosched1.Disk below BUS_DISK_PATH_PREFIX
  * Return: 0 or a negative errno.
  */
 int disk_bus_register(Manager *m);
 
 /**
- * disk_bus_path() - the object path of a disk: DISK_BUS_PATH_PREFIX/<escaped name>
+ * disk_bus_path() - the object path of a disk: BUS_DISK_PATH_PREFIX/<escaped name>
  * Return: 0 or a negative errno.
  */
 int disk_bus_path(const DiskObject *d, char **ret);

@@ -1,9 +1,11 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 #include <assert.h>
+#include <stdarg.h>
 #include <stdio.h>
 
 #include "conf.h"
 #include "ioschedd-conf-write.h"
+#include "ioschedd-bus.h"
 #include "ioschedd-disk-bus.h"
 #include "ioschedd-manager-bus.h"
 #include "ioschedd-polkit.h"
@@ -14,6 +16,65 @@
 /* Untrusted text goes into error messages only when it is short and printable. */
 static const char *shown(const char *s) {
         return s && string_is_printable(s, 64) ? s : "(not shown: too long or not printable)";
+}
+
+/*
+ * The one mapping of an errno of the manager or of conf-write to the error a caller gets. Each of
+ * these has one meaning there:
+ *   ENODEV   the disk went away (a JobResult's error)                         NoSuchDisk
+ *   EBADMSG  manager_reload(): the configuration has errors, the old stays    ConfigInvalid
+ *   ENOEXEC  dropin_persist(): the settings would not make a drop-in that loads InvalidSetting
+ * NULL for any other errno: the caller's own name for the step that failed, or sd-bus's name
+ * for the errno (NoMemory, AccessDenied, ...).
+ */
+static const char *bus_error_name_of(int r) {
+        switch (r) {
+        case -ENODEV:
+                return BUS_ERROR_NO_SUCH_DISK;
+        case -EBADMSG:
+                return BUS_ERROR_CONFIG_INVALID;
+        case -ENOEXEC:
+                return BUS_ERROR_INVALID_SETTING;
+        default:
+                return NULL;
+        }
+}
+
+/* @error for @r: bus_error_name_of(@r), else @otherwise, else sd-bus's name for the errno;
+ * the message is @format's, where %m is @r. Return: a negative errno, for a handler's return. */
+_printf_(4, 0)
+static int bus_error_set_errnofv(sd_bus_error *error, int r, const char *otherwise, const char *format,
+                                 va_list ap) {
+        const char *name = bus_error_name_of(r) ?: otherwise;
+
+        assert(r < 0 && format);
+        if (!name)
+                return sd_bus_error_set_errnofv(error, r, format, ap);
+        errno = -r;
+        (void) sd_bus_error_setfv(error, name, format, ap);
+        return r;
+}
+
+_printf_(4, 5)
+static int bus_error_set_errnof(sd_bus_error *error, int r, const char *otherwise, const char *format, ...) {
+        va_list ap;
+
+        va_start(ap, format);
+        r = bus_error_set_errnofv(error, r, otherwise, format, ap);
+        va_end(ap);
+        return r;
+}
+
+/* The same as the error reply to @call. */
+_printf_(4, 5)
+static int reply_errnof(sd_bus_message *call, int r, const char *otherwise, const char *format, ...) {
+        _cleanup_(sd_bus_error_free) sd_bus_error e = SD_BUS_ERROR_NULL;
+        va_list ap;
+
+        va_start(ap, format);
+        (void) bus_error_set_errnofv(&e, r, otherwise, format, ap);
+        va_end(ap);
+        return sd_bus_reply_method_error(call, &e);
 }
 
 /*
@@ -61,15 +122,13 @@ static void apply_job_done(Completion *c, const JobResult *res) {
         ReportSummary sum;
 
         report_summarize(res->report, &sum);
-        if (res->error < 0 && ERRNO_IS_GONE(res->error))
+        if (res->error == -ENODEV)
                 req->n_gone++;
         else if (res->error < 0) {
                 req->n_failed++;
                 if (!req->first_failure)
                         req->first_failure = strdup_printf("%s: %s", res->name, strerror(-res->error));
-        } else if (sum.gone)
-                req->n_gone++;
-        else if (sum.failed > 0) {
+        } else if (sum.failed > 0) {
                 req->n_failed += sum.failed;
                 if (!req->first_failure)
                         req->first_failure = strdup_printf("%s: %s: %s", res->name, sum.first_failure->key,
@@ -87,8 +146,8 @@ static void apply_done(Completion *c) {
                                                              strempty(req->note), req->n_failed,
                                                              strna(req->first_failure)));
         else if (req->one_disk && req->n_gone > 0)
-                request_send(req, sd_bus_reply_method_errorf(call, BUS_ERROR_NO_SUCH_DISK,
-                                                             "%sthe disk went away.", strempty(req->note)));
+                request_send(req, reply_errnof(call, -ENODEV, NULL, "%sthe disk went away.",
+                                               strempty(req->note)));
         else
                 request_send(req, sd_bus_reply_method_return(call, NULL));
 }
@@ -136,12 +195,12 @@ static int reply_plan(sd_bus_message *call, const Plan *plan) {
 static void plan_job_done(Completion *c, const JobResult *res) {
         Request *req = request_of(c);
 
-        if (res->error < 0 && ERRNO_IS_GONE(res->error))
-                request_send(req, sd_bus_reply_method_errorf(req->message, BUS_ERROR_NO_SUCH_DISK,
-                                                             "Disk %s went away.", res->name));
+        if (res->error == -ENODEV)
+                request_send(req, reply_errnof(req->message, res->error, NULL, "Disk %s went away.",
+                                               res->name));
         else if (res->error < 0)
-                request_send(req, sd_bus_reply_method_errnof(req->message, res->error,
-                                                             "Cannot plan %s: %m", res->name));
+                request_send(req, reply_errnof(req->message, res->error, NULL, "Cannot plan %s: %m",
+                                               res->name));
         else
                 request_send(req, reply_plan(req->message, res->report));
 }
@@ -202,15 +261,13 @@ static int request_apply(Manager *m, sd_bus_message *msg, const char *action, Di
         else
                 r = manager_queue_all(m, &req->completion);
         if (r == -EBADMSG && saved)
-                return sd_bus_error_setf(error, BUS_ERROR_CONFIG_INVALID,
-                                         "%s is saved, but the configuration has errors, so the "
-                                         "previous policy stays in force. First: %s", saved,
-                                         m->config_errors[0]);
+                return bus_error_set_errnof(error, r, NULL, "%s is saved, but the configuration has "
+                                            "errors, so the previous policy stays in force. First: %s",
+                                            saved, m->config_errors[0]);
         if (r == -EBADMSG)
-                return sd_bus_error_setf(error, BUS_ERROR_CONFIG_INVALID,
-                                         "The configuration has %zu error(s); the previous one stays "
-                                         "in force. First: %s", strv_length(m->config_errors),
-                                         m->config_errors[0]);
+                return bus_error_set_errnof(error, r, NULL, "The configuration has %zu error(s); the "
+                                            "previous one stays in force. First: %s",
+                                            strv_length(m->config_errors), m->config_errors[0]);
         if (r < 0)
                 return r;
         completion_arm(&req->completion);
@@ -565,14 +622,13 @@ static int method_set_policy(sd_bus_message *msg, void *userdata, sd_bus_error *
                 return r < 0 ? r : 1;
 
         r = dropin_persist(dir, d->disk, keys, values, remove, runtime, &path);
-        if (r == -EBADMSG)
-                return sd_bus_error_setf(error, BUS_ERROR_INVALID_SETTING,
-                                         "The settings do not make a valid drop-in.");
+        if (r == -ENOEXEC)
+                return bus_error_set_errnof(error, r, NULL, "The settings do not make a valid drop-in.");
         if (r == -ENOMEM)
                 return r;
         if (r < 0)
-                return sd_bus_error_setf(error, BUS_ERROR_PERSIST_FAILED, "Cannot save the policy in %s: %s",
-                                         dir, strerror(-r));
+                return bus_error_set_errnof(error, r, BUS_ERROR_PERSIST_FAILED,
+                                            "Cannot save the policy in %s: %m", dir);
         return request_apply(m, msg, NULL, d, true, path, error);
 }
 
@@ -597,8 +653,8 @@ static int method_reset_policy(sd_bus_message *msg, void *userdata, sd_bus_error
         if (r == -ENOMEM)
                 return r;
         if (r < 0)
-                return sd_bus_error_setf(error, BUS_ERROR_PERSIST_FAILED, "Cannot remove a drop-in of %s: %s",
-                                         dir, strerror(-r));
+                return bus_error_set_errnof(error, r, BUS_ERROR_PERSIST_FAILED,
+                                            "Cannot remove a drop-in of %s: %m", dir);
         if (r == 0)
                 return sd_bus_reply_method_return(msg, NULL);   /* nothing to reset */
         return request_apply(m, msg, NULL, d, true, removed, error);
@@ -630,52 +686,60 @@ static int on_manager_message(sd_bus_message *msg, void *userdata, sd_bus_error 
         return reply_close_and_send(reply);
 }
 
-#define EC SD_BUS_VTABLE_PROPERTY_EMITS_CHANGE
+/* The getter of each property of the manager in BUS_PROPERTIES (src/bus-names.h), or the
+ * offset of its number in Manager. */
+static const BusPropertyImpl manager_properties[_BUS_PROPERTY_MAX] = {
+        [BUS_MANAGER_VERSION] = { property_get_version },
+        [BUS_MANAGER_CONFIG_FILES] = { property_get_config_files },
+        [BUS_MANAGER_CONFIG_ERRORS] = { property_get_config_errors },
+        [BUS_MANAGER_WRITES_DONE] = { .offset = offsetof(Manager, writes_done) },
+        [BUS_MANAGER_WRITES_SKIPPED] = { .offset = offsetof(Manager, writes_skipped) },
+        [BUS_MANAGER_WRITE_ERRORS] = { .offset = offsetof(Manager, write_errors) },
+        [BUS_MANAGER_DISKS_PENDING] = { property_get_pending },
+};
 
-static const sd_bus_vtable manager_vtable[] = {
+static const sd_bus_vtable manager_methods[] = {
         SD_BUS_VTABLE_START(0),
-        SD_BUS_PROPERTY("Version", "s", property_get_version, 0, SD_BUS_VTABLE_PROPERTY_CONST),
-        SD_BUS_PROPERTY("ConfigFiles", "as", property_get_config_files, 0, EC),
-        SD_BUS_PROPERTY("ConfigErrors", "as", property_get_config_errors, 0, EC),
-        SD_BUS_PROPERTY("WritesDone", "t", NULL, offsetof(Manager, writes_done), EC),
-        SD_BUS_PROPERTY("WritesSkipped", "t", NULL, offsetof(Manager, writes_skipped), EC),
-        SD_BUS_PROPERTY("WriteErrors", "t", NULL, offsetof(Manager, write_errors), EC),
-        SD_BUS_PROPERTY("DisksPending", "u", property_get_pending, 0, 0),
-
-        SD_BUS_METHOD_WITH_ARGS("ListDisks", SD_BUS_NO_ARGS, SD_BUS_RESULT("a(so)", disks),
+        SD_BUS_METHOD_WITH_ARGS(BUS_METHOD_LIST_DISKS, SD_BUS_NO_ARGS, SD_BUS_RESULT("a(so)", disks),
                                 method_list_disks, SD_BUS_VTABLE_UNPRIVILEGED),
-        SD_BUS_METHOD_WITH_ARGS("GetDisk", SD_BUS_ARGS("s", name), SD_BUS_RESULT("o", path),
+        SD_BUS_METHOD_WITH_ARGS(BUS_METHOD_GET_DISK, SD_BUS_ARGS("s", name), SD_BUS_RESULT("o", path),
                                 method_get_disk, SD_BUS_VTABLE_UNPRIVILEGED),
-        SD_BUS_METHOD_WITH_ARGS("Plan", SD_BUS_ARGS("s", disk), SD_BUS_RESULT("a(ssss)", actions),
+        SD_BUS_METHOD_WITH_ARGS(BUS_METHOD_PLAN, SD_BUS_ARGS("s", disk), SD_BUS_RESULT("a(ssss)", actions),
                                 method_plan, SD_BUS_VTABLE_UNPRIVILEGED),
-        SD_BUS_METHOD_WITH_ARGS("Apply", SD_BUS_ARGS("s", disk), SD_BUS_NO_RESULT,
+        SD_BUS_METHOD_WITH_ARGS(BUS_METHOD_APPLY, SD_BUS_ARGS("s", disk), SD_BUS_NO_RESULT,
                                 method_apply, SD_BUS_VTABLE_UNPRIVILEGED),
-        SD_BUS_METHOD_WITH_ARGS("ApplyAll", SD_BUS_NO_ARGS, SD_BUS_NO_RESULT,
+        SD_BUS_METHOD_WITH_ARGS(BUS_METHOD_APPLY_ALL, SD_BUS_NO_ARGS, SD_BUS_NO_RESULT,
                                 method_apply_all, SD_BUS_VTABLE_UNPRIVILEGED),
-        SD_BUS_METHOD_WITH_ARGS("SetPolicy", SD_BUS_ARGS("s", disk, "a{sv}", settings, "b", runtime),
+        SD_BUS_METHOD_WITH_ARGS(BUS_METHOD_SET_POLICY, SD_BUS_ARGS("s", disk, "a{sv}", settings, "b", runtime),
                                 SD_BUS_NO_RESULT, method_set_policy, SD_BUS_VTABLE_UNPRIVILEGED),
-        SD_BUS_METHOD_WITH_ARGS("ResetPolicy", SD_BUS_ARGS("s", disk, "b", runtime), SD_BUS_NO_RESULT,
+        SD_BUS_METHOD_WITH_ARGS(BUS_METHOD_RESET_POLICY, SD_BUS_ARGS("s", disk, "b", runtime), SD_BUS_NO_RESULT,
                                 method_reset_policy, SD_BUS_VTABLE_UNPRIVILEGED),
-        SD_BUS_METHOD_WITH_ARGS("Reload", SD_BUS_NO_ARGS, SD_BUS_NO_RESULT,
+        SD_BUS_METHOD_WITH_ARGS(BUS_METHOD_RELOAD, SD_BUS_NO_ARGS, SD_BUS_NO_RESULT,
                                 method_reload, SD_BUS_VTABLE_UNPRIVILEGED),
-        SD_BUS_SIGNAL_WITH_ARGS("Applied", SD_BUS_ARGS("s", disk, "a(sss)", changes), 0),
+        SD_BUS_SIGNAL_WITH_ARGS(BUS_SIGNAL_APPLIED, SD_BUS_ARGS("s", disk, "a(sss)", changes), 0),
         SD_BUS_VTABLE_END
 };
 
 int manager_bus_register(Manager *m) {
+        /* The properties (src/bus-names.h's), then the methods; built once: the bus keeps
+         * pointing at it. */
+        static sd_bus_vtable vtable[1 + _BUS_PROPERTY_MAX + ELEMENTSOF(manager_methods)];
         int r;
 
-        r = sd_bus_add_object_vtable(m->bus, NULL, MANAGER_BUS_PATH, MANAGER_BUS_INTERFACE,
-                                     manager_vtable, m);
+        assert(m && m->bus);
+        if (vtable[0].type != _SD_BUS_VTABLE_START)
+                (void) bus_vtable_build(BUS_OBJECT_MANAGER, manager_properties, manager_methods, vtable,
+                                        ELEMENTSOF(vtable));
+        r = sd_bus_add_object_vtable(m->bus, NULL, BUS_MANAGER_PATH, BUS_MANAGER_INTERFACE, vtable, m);
         if (r < 0)
-                return log_error_errno(r, "Cannot register %s: %m", MANAGER_BUS_PATH);
+                return log_error_errno(r, "Cannot register %s: %m", BUS_MANAGER_PATH);
         r = disk_bus_register(m);
         if (r < 0)
                 return log_error_errno(r, "Cannot register the disk objects: %m");
-        r = sd_bus_add_object_manager(m->bus, NULL, DISK_BUS_MANAGER_PATH);
+        r = sd_bus_add_object_manager(m->bus, NULL, BUS_MANAGER_PATH);
         if (r < 0)
                 return log_error_errno(r, "Cannot add the object manager: %m");
-        r = sd_bus_add_object(m->bus, NULL, MANAGER_BUS_PATH, on_manager_message, m);
+        r = sd_bus_add_object(m->bus, NULL, BUS_MANAGER_PATH, on_manager_message, m);
         if (r < 0)
                 return log_error_errno(r, "Cannot add the object manager's own GetManagedObjects: %m");
         return 0;
@@ -694,7 +758,8 @@ void manager_bus_emit_applied(Manager *m, DiskObject *d, const Plan *report) {
         if (!m->announcing)
                 return;
 
-        r = sd_bus_message_new_signal(m->bus, &sig, MANAGER_BUS_PATH, MANAGER_BUS_INTERFACE, "Applied");
+        r = sd_bus_message_new_signal(m->bus, &sig, BUS_MANAGER_PATH, BUS_MANAGER_INTERFACE,
+                                      BUS_SIGNAL_APPLIED);
         if (r >= 0)
                 r = sd_bus_message_append(sig, "s", d->name);
         if (r >= 0)
@@ -716,12 +781,17 @@ void manager_bus_emit_applied(Manager *m, DiskObject *d, const Plan *report) {
 
 void manager_bus_emit_counters(Manager *m) {
         if (m->announcing)
-                (void) sd_bus_emit_properties_changed(m->bus, MANAGER_BUS_PATH, MANAGER_BUS_INTERFACE,
-                                                      "WritesDone", "WritesSkipped", "WriteErrors", NULL);
+                (void) sd_bus_emit_properties_changed(m->bus, BUS_MANAGER_PATH, BUS_MANAGER_INTERFACE,
+                                                      bus_property_name(BUS_MANAGER_WRITES_DONE),
+                                                      bus_property_name(BUS_MANAGER_WRITES_SKIPPED),
+                                                      bus_property_name(BUS_MANAGER_WRITE_ERRORS),
+                                                      NULL);
 }
 
 void manager_bus_emit_config(Manager *m) {
         if (m->announcing)
-                (void) sd_bus_emit_properties_changed(m->bus, MANAGER_BUS_PATH, MANAGER_BUS_INTERFACE,
-                                                      "ConfigFiles", "ConfigErrors", NULL);
+                (void) sd_bus_emit_properties_changed(m->bus, BUS_MANAGER_PATH, BUS_MANAGER_INTERFACE,
+                                                      bus_property_name(BUS_MANAGER_CONFIG_FILES),
+                                                      bus_property_name(BUS_MANAGER_CONFIG_ERRORS),
+                                                      NULL);
 }

@@ -3,24 +3,8 @@
 
 #include <systemd/sd-bus.h>
 
+#include "bus-names.h"
 #include "ioschedd-manager.h"
-
-#define MANAGER_BUS_NAME "org.iosched1"
-#define MANAGER_BUS_PATH "/org/iosched1"
-#define MANAGER_BUS_INTERFACE "org.iosched1.Manager"
-
-#define BUS_ERROR_NO_SUCH_DISK "org.iosched1.Error.NoSuchDisk"
-#define BUS_ERROR_INVALID_DISK_NAME "org.iosched1.Error.InvalidDiskName"
-#define BUS_ERROR_UNKNOWN_SETTING "org.iosched1.Error.UnknownSetting"
-#define BUS_ERROR_INVALID_SETTING "org.iosched1.Error.InvalidSetting"
-#define BUS_ERROR_WRITE_FAILED "org.iosched1.Error.WriteFailed"
-#define BUS_ERROR_CONFIG_INVALID "org.iosched1.Error.ConfigInvalid"
-#define BUS_ERROR_NOT_SUPPORTED "org.iosched1.Error.NotSupported"
-#define BUS_ERROR_PERSIST_FAILED "org.iosched1.Error.PersistFailed"
-
-#define POLKIT_ACTION_APPLY "org.iosched1.apply"
-#define POLKIT_ACTION_SET_POLICY "org.iosched1.set-policy"
-#define POLKIT_ACTION_RELOAD "org.iosched1.reload"
 
 /* Bounds of what a caller can hand us. */
 #define SETTINGS_MAX 64

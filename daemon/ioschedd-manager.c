@@ -548,7 +548,10 @@ static void job_finished(Manager *m, Job *j) {
                         disk_bus_emit_changed(d);
         }
 
-        result = (JobResult) { .kind = j->kind, .name = j->name, .error = j->error, .report = j->report };
+        /* Whichever way the disk went (ENOENT of a file, ENXIO of a node), it is -ENODEV to
+         * who waits. */
+        result = (JobResult) { .kind = j->kind, .name = j->name, .error = gone ? -ENODEV : j->error,
+                               .report = j->report };
         for (size_t i = 0; i < j->n_waiting; i++)
                 completion_job_done(j->waiting[i], &result);
 

@@ -57,7 +57,7 @@ typedef enum JobKind {
 typedef struct JobResult {
         JobKind kind;
         const char *name;       /* the disk */
-        int error;              /* the disk could not be read; ERRNO_IS_GONE(): it went away */
+        int error;              /* the disk could not be read; -ENODEV: it went away (also during an apply) */
         const Plan *report;     /* JOB_APPLY: the outcomes; JOB_PLAN: the plan; NULL on error */
 } JobResult;
 

@@ -176,12 +176,12 @@ static int on_name_acquired(sd_bus_message *reply, void *userdata, sd_bus_error 
         const sd_bus_error *e = sd_bus_message_get_error(reply);
 
         if (e) {
-                log_error("Cannot own %s on the bus: %s", MANAGER_BUS_NAME, e->message);
+                log_error("Cannot own %s on the bus: %s", BUS_SERVICE, e->message);
                 sd_event_exit(m->event, EXIT_FAILURE);
                 return 0;
         }
         m->announcing = true;
-        log_info("Ready: %zu disks, bus name %s.", m->n_disks, MANAGER_BUS_NAME);
+        log_info("Ready: %zu disks, bus name %s.", m->n_disks, BUS_SERVICE);
         (void) sd_notify(false, "READY=1");
         notify_status(m);
         return 0;
@@ -192,7 +192,7 @@ static int on_name_acquired(sd_bus_message *reply, void *userdata, sd_bus_error 
 static void on_initial_pass_done(Manager *m) {
         int r;
 
-        r = sd_bus_request_name_async(m->bus, NULL, MANAGER_BUS_NAME, 0, on_name_acquired, m);
+        r = sd_bus_request_name_async(m->bus, NULL, BUS_SERVICE, 0, on_name_acquired, m);
         if (r < 0) {
                 log_error_errno(r, "Cannot request the bus name: %m");
                 sd_event_exit(m->event, EXIT_FAILURE);

@@ -118,8 +118,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
         unsigned n_entries = 0;
         int r;
 
-        fuzz_check(sd_bus_message_new_method_call(fuzz_bus(), &m, "org.iosched1", "/org/iosched1",
-                                                  "org.iosched1.Manager", "SetPolicy") >= 0);
+        fuzz_check(sd_bus_message_new_method_call(fuzz_bus(), &m, BUS_SERVICE, BUS_MANAGER_PATH,
+                                                  BUS_MANAGER_INTERFACE, BUS_METHOD_SET_POLICY) >= 0);
         fuzz_check(sd_bus_message_open_container(m, 'a', "{sv}") >= 0);
         while (size > 0 && n_entries++ < 200) {
                 _cleanup_(freep) char *key = fuzz_next_line(&data, &size);
@@ -139,8 +139,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
         if (r < 0) {
                 fuzz_check(r != -ENOMEM);
                 if (sd_bus_error_is_set(&error)) {
-                        fuzz_check(sd_bus_error_has_names(&error, "org.iosched1.Error.UnknownSetting",
-                                                          "org.iosched1.Error.InvalidSetting"));
+                        fuzz_check(sd_bus_error_has_names(&error, BUS_ERROR_UNKNOWN_SETTING,
+                                                          BUS_ERROR_INVALID_SETTING));
                         fuzz_check(error.message &&
                                    fuzz_utf8_is_valid(error.message, strlen(error.message)));
                 }

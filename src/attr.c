@@ -1,4 +1,5 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
+#include <assert.h>
 #include <inttypes.h>
 #include <limits.h>
 #include <stdio.h>
@@ -7,8 +8,8 @@
 #include "util.h"
 
 /* A queue/ attribute: its key is the file's name. */
-#define QUEUE_ATTR(id_, name, prop, kind_, min_, max_, what, ...)                               \
-        [id_] = { .id = id_, .key = name, .path = "queue/" name, .property = prop, .kind = kind_,    \
+#define QUEUE_ATTR(id_, name, kind_, min_, max_, what, ...)                                     \
+        [id_] = { .id = id_, .key = name, .path = "queue/" name, .kind = kind_,                 \
                   .min = min_, .max = max_, .summary = what, __VA_ARGS__ }
 /* A key of one of the iocost lines: "iocost.TOKEN" of io.cost.qos, "iocost.model.TOKEN" of
  * io.cost.model, TOKEN being the kernel's name in the line. */
@@ -22,14 +23,14 @@
                     0, kind_ == ATTR_KIND_CTRL ? 1 : INT64_MAX, "io.cost.model: " what)
 
 static const AttrInfo attr_table[_ATTR_MAX] = {
-        QUEUE_ATTR(ATTR_SCHEDULER, "scheduler", "Scheduler", ATTR_KIND_SCHEDULER, 0, 0,
+        QUEUE_ATTR(ATTR_SCHEDULER, "scheduler", ATTR_KIND_SCHEDULER, 0, 0,
                    "I/O scheduler; an ordered list, the first one the kernel offers wins"),
         [ATTR_IOSCHED] = {
                 .id = ATTR_IOSCHED, .key = IOSCHED_KEY_PREFIX, .kind = ATTR_KIND_INT,
                 .min = 0, .max = INT64_MAX, .follows_scheduler = true,
                 .summary = "a tunable of the chosen scheduler (queue/iosched/<name>)",
         },
-        QUEUE_ATTR(ATTR_NR_REQUESTS, "nr_requests", "NrRequests", ATTR_KIND_INT, 1, 1 << 20,
+        QUEUE_ATTR(ATTR_NR_REQUESTS, "nr_requests", ATTR_KIND_INT, 1, 1 << 20,
                    "request queue depth; a scheduler switch resets it", .follows_scheduler = true),
         [ATTR_IOCOST_SOLUTION] = {
                 .id = ATTR_IOCOST_SOLUTION, .key = "iocost.solution", .kind = ATTR_KIND_NAME,
@@ -63,19 +64,19 @@ static const AttrInfo attr_table[_ATTR_MAX] = {
                  "lowest vrate in percent (the kernel clamps to 1-10000)", .clamp = true),
         QOS_ATTR(ATTR_IOCOST_MAX, "max", ATTR_KIND_PERCENT, 100, 1000000,
                  "highest vrate in percent (the kernel clamps to 1-10000)", .clamp = true),
-        QUEUE_ATTR(ATTR_WBT_LAT_USEC, "wbt_lat_usec", "WbtLatUsec", ATTR_KIND_WBT, 1, 60 * 1000 * 1000,
+        QUEUE_ATTR(ATTR_WBT_LAT_USEC, "wbt_lat_usec", ATTR_KIND_WBT, 1, 60 * 1000 * 1000,
                    "writeback throttling target latency in microseconds, \"default\" or \"off\"",
                    .follows_scheduler = true),
-        QUEUE_ATTR(ATTR_MAX_SECTORS_KB, "max_sectors_kb", "MaxSectorsKB", ATTR_KIND_INT, 4, 4 << 20,
+        QUEUE_ATTR(ATTR_MAX_SECTORS_KB, "max_sectors_kb", ATTR_KIND_INT, 4, 4 << 20,
                    "largest request in KiB; never above max_hw_sectors_kb"),
-        QUEUE_ATTR(ATTR_RQ_AFFINITY, "rq_affinity", "RqAffinity", ATTR_KIND_INT, 0, 2,
+        QUEUE_ATTR(ATTR_RQ_AFFINITY, "rq_affinity", ATTR_KIND_INT, 0, 2,
                    "complete requests on the submitting CPU's group (1) or CPU (2)"),
-        QUEUE_ATTR(ATTR_NOMERGES, "nomerges", "NoMerges", ATTR_KIND_INT, 0, 2,
+        QUEUE_ATTR(ATTR_NOMERGES, "nomerges", ATTR_KIND_INT, 0, 2,
                    "0 merge, 1 only simple merges, 2 no merges"),
-        QUEUE_ATTR(ATTR_ADD_RANDOM, "add_random", "AddRandom", ATTR_KIND_BOOL, 0, 1,
+        QUEUE_ATTR(ATTR_ADD_RANDOM, "add_random", ATTR_KIND_BOOL, 0, 1,
                    "feed I/O timings to the entropy pool"),
-        QUEUE_ATTR(ATTR_IOSTATS, "iostats", "IOStats", ATTR_KIND_BOOL, 0, 1, "account I/O statistics"),
-        QUEUE_ATTR(ATTR_READ_AHEAD_KB, "read_ahead_kb", "ReadAheadKB", ATTR_KIND_INT, 0, 4 << 20,
+        QUEUE_ATTR(ATTR_IOSTATS, "iostats", ATTR_KIND_BOOL, 0, 1, "account I/O statistics"),
+        QUEUE_ATTR(ATTR_READ_AHEAD_KB, "read_ahead_kb", ATTR_KIND_INT, 0, 4 << 20,
                    "read-ahead in KiB"),
 };
 
@@ -415,23 +416,22 @@ int value_parse(const AttrInfo *a, const char *text, Value *ret, const char **re
 }
 
 char *value_to_string(const AttrInfo *a, const Value *v) {
-        switch (a->kind) {
-        case ATTR_KIND_SCHEDULER:
-        case ATTR_KIND_NAME:
+        char buf[32];
+
+        assert(a && v);
+        if (a->kind == ATTR_KIND_SCHEDULER || a->kind == ATTR_KIND_NAME)
                 return strv_join(v->list, " ");
-        case ATTR_KIND_CTRL:
-                return strdup(v->num ? "user" : "auto");
-        case ATTR_KIND_PERCENT:
-                return strdup_printf("%" PRIi64 ".%02" PRIi64, v->num / 100, v->num % 100);
-        case ATTR_KIND_WBT:
-                if (v->num == -1)
-                        return strdup("default");
-                if (v->num == 0)
-                        return strdup("off");
-                _fallthrough_;
-        default:
-                return strdup_printf("%" PRIi64, v->num);
+        return value_format(a, v->num, buf, sizeof(buf)) < 0 ? NULL : strdup(buf);
+}
+
+int value_format(const AttrInfo *a, int64_t num, char *buf, size_t size) {
+        assert(a && buf);
+        if (a->kind == ATTR_KIND_WBT && (num == -1 || num == 0)) {
+                int n = snprintf(buf, size, "%s", num ? "default" : "off");
+
+                return n < 0 || (size_t) n >= size ? -ENOBUFS : 0;
         }
+        return value_sysfs_string(a, num, buf, size);
 }
 
 int value_sysfs_string(const AttrInfo *a, int64_t num, char *buf, size_t size) {

@@ -70,7 +70,6 @@ typedef struct AttrInfo {
         AttrId id;
         const char *key;        /* config and D-Bus settings key; "iosched." is a prefix */
         const char *path;       /* below /sys/class/block/<disk>/; NULL for ATTR_IOSCHED */
-        const char *property;   /* D-Bus property of the current value; NULL for tunables */
         AttrKind kind;
         int64_t min, max;
         bool follows_scheduler; /* a scheduler switch resets or changes it: plan it after one */
@@ -137,6 +136,18 @@ int value_parse(const AttrInfo *a, const char *text, Value *ret, const char **re
 
 /* The value as a config file would spell it: "mq-deadline bfq", "default", "off", "128". */
 char *value_to_string(const AttrInfo *a, const Value *v);
+
+/**
+ * value_format() - a number of @a (not a scheduler list or a name) as a config file spells it
+ * @a: the attribute
+ * @num: the value: "off" for a wbt_lat_usec of 0, "95.50" for 9550 hundredths of a percent
+ * @buf, @size: where the text goes
+ *
+ * What ioschedd's Current shows, so that a client compares it with Desired's text.
+ *
+ * Return: 0, -EINVAL for a scheduler or name attribute, -ENOBUFS.
+ */
+int value_format(const AttrInfo *a, int64_t num, char *buf, size_t size);
 
 /* The string written to sysfs for a single value (not for schedulers). */
 int value_sysfs_string(const AttrInfo *a, int64_t num, char *buf, size_t size);

@@ -32,8 +32,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#define BUS_NAME "org.iosched1"
-#define DISK_IFACE "org.iosched1.Disk"
+#include "bus-names.h"
 
 static volatile sig_atomic_t stop;
 
@@ -66,7 +65,7 @@ static int open_bus(sd_bus **ret) {
 static int disk_path(const char *disk, char *buf, size_t size) {
         if (!*disk || strspn(disk, "abcdefghijklmnopqrstuvwxyz0123456789") != strlen(disk))
                 return -EINVAL;
-        snprintf(buf, size, "/org/iosched1/disk/%s", disk);
+        snprintf(buf, size, BUS_DISK_PATH_PREFIX "/%s", disk);
         return 0;
 }
 
@@ -86,8 +85,9 @@ static int do_reads(long period_ms, const char *outfile) {
                 sd_bus_error error = SD_BUS_ERROR_NULL;
                 uint64_t t0 = now_us(CLOCK_MONOTONIC), value;
 
-                r = sd_bus_get_property_trivial(bus, BUS_NAME, "/org/iosched1", "org.iosched1.Manager",
-                                                "WritesDone", &error, 't', &value);
+                r = sd_bus_get_property_trivial(bus, BUS_SERVICE, BUS_MANAGER_PATH, BUS_MANAGER_INTERFACE,
+                                                bus_property_name(BUS_MANAGER_WRITES_DONE),
+                                                &error, 't', &value);
                 /* Our own SIGTERM cut the last call short: not an answer the daemon failed to give. */
                 if (r == -EINTR && stop) {
                         sd_bus_error_free(&error);
@@ -124,7 +124,8 @@ static int do_wait_applied(uint64_t since, long timeout_s, char **disks, int n) 
                                 continue;
                         if (disk_path(disks[i], path, sizeof path) < 0)
                                 return 1;
-                        r = sd_bus_get_property(bus, BUS_NAME, path, DISK_IFACE, "LastApplied", &error,
+                        r = sd_bus_get_property(bus, BUS_SERVICE, path, BUS_DISK_INTERFACE,
+                                                bus_property_name(BUS_DISK_LAST_APPLIED), &error,
                                                 &reply, "t");
                         if (r >= 0 && sd_bus_message_read(reply, "t", &t) >= 0 && t >= since) {
                                 done[i] = true;
@@ -159,7 +160,7 @@ static int do_apply(const char *disk, long count, long period_ms) {
         for (; n < count && !stop; n++) {
                 sd_bus_error error = SD_BUS_ERROR_NULL;
 
-                r = sd_bus_call_method(bus, BUS_NAME, "/org/iosched1", "org.iosched1.Manager", "Apply",
+                r = sd_bus_call_method(bus, BUS_SERVICE, BUS_MANAGER_PATH, BUS_MANAGER_INTERFACE, BUS_METHOD_APPLY,
                                        &error, NULL, "s", disk);
                 if (r < 0) {
                         fprintf(stderr, "busprobe: Apply(%s): %s\n", disk, error.message ?: strerror(-r));
@@ -188,7 +189,7 @@ static int do_wait_name(uint64_t since, long timeout_s) {
 
                 r = sd_bus_call_method(bus, "org.freedesktop.DBus", "/org/freedesktop/DBus",
                                        "org.freedesktop.DBus", "NameHasOwner", NULL, &reply, "s",
-                                       BUS_NAME);
+                                       BUS_SERVICE);
                 if (r >= 0)
                         r = sd_bus_message_read(reply, "b", &has);
                 sd_bus_message_unref(reply);
@@ -200,7 +201,7 @@ static int do_wait_name(uint64_t since, long timeout_s) {
                 sleep_ms(1);
         }
         sd_bus_unref(bus);
-        fprintf(stderr, "busprobe: %s has no owner after %ld s\n", BUS_NAME, timeout_s);
+        fprintf(stderr, "busprobe: %s has no owner after %ld s\n", BUS_SERVICE, timeout_s);
         return 2;
 }
 
@@ -225,7 +226,7 @@ static int do_managed_objects(long count) {
                 sd_bus_message *reply = NULL;
                 uint64_t t0 = now_us(CLOCK_MONOTONIC);
 
-                r = sd_bus_call_method(bus, BUS_NAME, "/org/iosched1", "org.freedesktop.DBus.ObjectManager",
+                r = sd_bus_call_method(bus, BUS_SERVICE, BUS_MANAGER_PATH, "org.freedesktop.DBus.ObjectManager",
                                        "GetManagedObjects", &error, &reply, NULL);
                 arrived[i] = (double) (now_us(CLOCK_MONOTONIC) - t0) / 1000;
                 if (r < 0) {

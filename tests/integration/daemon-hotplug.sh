@@ -39,10 +39,9 @@ for n in $n1 $n2; do
         loop_attach "$n"
         wait_until 60 seen_event change "$n" || fail "no udev change event for loop$n"
         wait_until 60 at_policy "loop$n" || { grep "loop$n" "$IOSCHEDD_LOG" >&2; fail "loop$n lost its policy when attached: $(qattr loop$n scheduler) $(qattr loop$n nr_requests) $(qattr loop$n read_ahead_kb)"; }
-        wait_until 60 busctl get-property org.iosched1 /org/iosched1/disk/loop$n org.iosched1.Disk NrRequests \
-                || fail "loop$n not on the bus"
-        wait_until 60 sh -c "busctl get-property org.iosched1 /org/iosched1/disk/loop$n org.iosched1.Disk NrRequests | grep -qx 'x 24'" \
-                || fail "loop$n: NrRequests on the bus is $(disk_prop loop$n NrRequests)"
+        wait_until 60 disk_prop loop$n Current >/dev/null || fail "loop$n not on the bus"
+        wait_until 60 eval '[ "$(disk_current loop$n nr_requests)" = 24 ]' \
+                || fail "loop$n: nr_requests on the bus is $(disk_current loop$n nr_requests)"
 done
 grep -q "\"member\":\"InterfacesAdded\".*/org/iosched1/disk/loop$n1" "$TEST_TMP/signals" \
         || fail "no InterfacesAdded for loop$n1"

@@ -3,7 +3,7 @@
 # ioschedd and ioschedctl with iocost, on a fake root (this machine's io controller is bound
 # to cgroup v1): an NVMe disk whose udev database holds systemd-iocost's hwdb solution, a
 # cgroup v2 root with the io controller whose io.cost.* lines already match it, and systemd's
-# 90-iocost.rules with its helper installed. The daemon publishes the kernel's lines, takes
+# 90-iocost.rules with its helper installed. The daemon publishes the kernel's values, takes
 # the solution (explain names the hwdb entry), writes nothing, and reports the second writer
 # in status, on the bus and once in its log.
 . "$(dirname "$0")/../lib/common.sh"
@@ -48,8 +48,11 @@ ctl() { "$IOSCHEDCTL" --no-ask-password "$@"; }
 
 ctl apply nvme0n1
 [ "$(sum)" = "$before" ] || fail "the daemon wrote to a disk already at its policy"
-disk_prop nvme0n1 IOCostQoS | has -x "s \"$qos\"" || fail "IOCostQoS: $(disk_prop nvme0n1 IOCostQoS)"
-disk_prop nvme0n1 IOCostModel | has "ctrl=user model=linear rbps=7 " || fail "IOCostModel"
+# Current: each token of the two lines as its configuration key, spelt as the configuration does.
+for kv in iocost.enable=1 iocost.ctrl=user iocost.rpct=99.00 iocost.rlat=8000 iocost.min=75.00 \
+        iocost.max=100.00 iocost.model.ctrl=user iocost.model.rbps=7 iocost.model.wrandiops=12; do
+        [ "$(disk_current nvme0n1 "${kv%%=*}")" = "${kv#*=}" ] || fail "Current ${kv%%=*}: $(disk_prop nvme0n1 Current)"
+done
 disk_prop nvme0n1 IOCostOtherWriter | has -x "b true" || fail "IOCostOtherWriter: $(disk_prop nvme0n1 IOCostOtherWriter)"
 
 out=$(ctl explain nvme0n1)
@@ -60,6 +63,9 @@ echo "$out" | has -E "^iocost.model.wrandiops +12 +12 +udev hwdb IOCOST_MODEL_na
 echo "$out" | has "90-iocost.rules also writes" || fail "explain does not report the second writer: $out"
 ctl status | has "^nvme0n1: systemd's 90-iocost.rules also writes io.cost.qos and io.cost.model" ||
         fail "status does not report the second writer: $(ctl status)"
+# status --json shows the kernel's lines, made again from Current.
+ctl status --json | python3 -c 'import json,sys; d=json.load(sys.stdin)[0]; assert d["iocost_qos"]==sys.argv[1] and d["iocost_model"].startswith("ctrl=user model=linear rbps=7 rseqiops=8 "), d' "$qos" ||
+        fail "status --json: $(ctl status --json)"
 
 # (The files are plain files here, not the kernel's: a write would not be parsed, so the
 # test keeps to a disk at its policy; test-iocost covers writes on an emulated kernel.)

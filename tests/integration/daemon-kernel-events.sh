@@ -104,9 +104,9 @@ wait_until 60 at_policy "$d" || fail "other-rule: $d left at $(current_scheduler
 [ "$(qattr "$d" read_ahead_kb)" = 1024 ] || fail "other-rule: the test rule did not write read_ahead_kb"
 # Read in full once the events are over (at the latest IOSCHEDD_REFRESH_MAX_USEC, 10 s, when
 # other disks keep the daemon busy).
-wait_until 60 eval '[ "$(disk_prop "$d" ReadAheadKB)" = "x 1024" ]' ||
-        fail "other-rule: the bus shows ReadAheadKB $(disk_prop "$d" ReadAheadKB) after the events, not 1024"
-log "other-rule: scheduler put back, ReadAheadKB $(disk_prop "$d" ReadAheadKB) on the bus"
+wait_until 60 eval '[ "$(disk_current "$d" read_ahead_kb)" = 1024 ]' ||
+        fail "other-rule: the bus shows read_ahead_kb $(disk_current "$d" read_ahead_kb) after the events, not 1024"
+log "other-rule: scheduler put back, read_ahead_kb $(disk_current "$d" read_ahead_kb) on the bus"
 ioschedd_stop
 loop_remove "$d"
 
@@ -134,8 +134,8 @@ cat "$record" >>"$_LOOPS"
 bus_matches_sysfs() {
         for d in "${names[@]}"; do
                 [ "$(disk_prop "$d" SizeBytes)" = "t $(($(cat "/sys/block/$d/size") * 512))" ] || return 1
-                [ "$(disk_prop "$d" ReadAheadKB)" = "x $(qattr "$d" read_ahead_kb)" ] || return 1
-                [ "$(disk_prop "$d" NrRequests)" = "x $(qattr "$d" nr_requests)" ] || return 1
+                [ "$(disk_current "$d" read_ahead_kb)" = "$(qattr "$d" read_ahead_kb)" ] || return 1
+                [ "$(disk_current "$d" nr_requests)" = "$(qattr "$d" nr_requests)" ] || return 1
         done
 }
 udevadm settle --timeout=60 || fail "udevadm settle timed out"
@@ -150,7 +150,7 @@ grep -h "burst of kernel uevents is over" "$IOSCHEDD_LOG" | tail -1 >&2 || true
 rm -f "$rules"
 udevadm control --reload
 wait_until 60 bus_matches_sysfs || fail "storm: the bus does not show what sysfs has: $d SizeBytes" \
-        "$(disk_prop "$d" SizeBytes), ReadAheadKB $(disk_prop "$d" ReadAheadKB), NrRequests $(disk_prop "$d" NrRequests)"
+        "$(disk_prop "$d" SizeBytes), Current $(disk_prop "$d" Current)"
 log "storm: $N disks at policy, their size, read_ahead_kb and nr_requests on the bus"
 ioschedd_stop
 # shellcheck disable=SC2046

@@ -37,8 +37,8 @@ check_reads() {
         u_mgr ListDisks | has "\"$a\"" || fail "unprivileged ListDisks"
         u_mgr GetDisk s "$a" >/dev/null || fail "unprivileged GetDisk"
         u_mgr Plan s "$a" | has nr_requests || fail "unprivileged Plan"
-        as_unpriv busctl get-property org.iosched1 "/org/iosched1/disk/$a" org.iosched1.Disk NrRequests \
-                | has -x "x 32" || fail "unprivileged property read"
+        as_unpriv busctl get-property org.iosched1 "/org/iosched1/disk/$a" org.iosched1.Disk Current \
+                | has '"nr_requests" "32"' || fail "unprivileged property read"
         as_unpriv busctl call org.iosched1 "/org/iosched1/disk/$a" org.freedesktop.DBus.Properties \
                 GetAll s org.iosched1.Disk >/dev/null || fail "unprivileged GetAll"
         as_unpriv busctl introspect org.iosched1 /org/iosched1 >/dev/null || fail "unprivileged introspect"

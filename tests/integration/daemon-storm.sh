@@ -82,7 +82,7 @@ wait_until 60 both_waiting || fail "the two held disks were never waited for at 
 wait_until 120 at none "${disks[@]:2}" || fail "disks behind the two held ones did not switch"
 [ "$(current_scheduler "${disks[0]}")" = mq-deadline ] || fail "${disks[0]} switched while its lock was held"
 # The loop answers while workers wait in a write.
-disk_prop "${disks[0]}" Scheduler | has mq-deadline || fail "no answer for ${disks[0]} while its write waits"
+[ "$(disk_current "${disks[0]}" scheduler)" = mq-deadline ] || fail "no answer for ${disks[0]} while its write waits"
 mgr ListDisks | has "\"${disks[1]}\"" || fail "ListDisks not answered while writes wait"
 kill -0 "$reload" 2>/dev/null || fail "Reload returned before its jobs were done: $(cat "$TEST_TMP/reload.out")"
 release_all
@@ -99,7 +99,7 @@ hold "${disks[0]}"
 mgr Reload >"$TEST_TMP/reload.out" 2>&1 &
 reload=$!
 wait_until 60 waiting "${disks[0]}" || fail "${disks[0]} was never waited for: $(cat "$TEST_TMP/reload.out")"
-disk_prop "${disks[1]}" Scheduler >/dev/null || fail "no property answer while the only worker waits"
+disk_prop "${disks[1]}" Current >/dev/null || fail "no property answer while the only worker waits"
 mgr ListDisks | has "\"${disks[0]}\"" || fail "ListDisks not answered while the only worker waits"
 release_all
 wait "$reload" || fail "Reload failed: $(cat "$TEST_TMP/reload.out")"

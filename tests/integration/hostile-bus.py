@@ -157,12 +157,13 @@ case("unknown object", FD + "UnknownObject", lambda: call("Get", "ss", "org.iosc
                                                         path="/org/iosched1/disk/_2e_2e",
                                                         iface="org.freedesktop.DBus.Properties"))
 case("Set a read-only property", FD + "PropertyReadOnly",
-     lambda: call("Set", "ssv", "org.iosched1.Disk", "NrRequests", dbus.Int64(1, variant_level=1),
+     lambda: call("Set", "ssv", "org.iosched1.Disk", "Current",
+                  dbus.Dictionary({"nr_requests": "1"}, signature="ss", variant_level=1),
                   path=disk_path, iface="org.freedesktop.DBus.Properties"))
 case("Get an unknown property", FD + "UnknownProperty",
      lambda: call("Get", "ss", "org.iosched1.Disk", "Nope", path=disk_path,
                   iface="org.freedesktop.DBus.Properties"))
-case("GetAll of the disk", lambda o: "Scheduler" in o[0],
+case("GetAll of the disk", lambda o: "nr_requests" in o[0]["Current"],
      lambda: call("GetAll", "s", "org.iosched1.Disk", path=disk_path,
                   iface="org.freedesktop.DBus.Properties"))
 

@@ -142,6 +142,12 @@ RULES
 mgr() { busctl call org.iosched1 /org/iosched1 org.iosched1.Manager "$@"; }
 disk_path() { echo "/org/iosched1/disk/$1"; }       # loop names need no escaping
 disk_prop() { busctl get-property org.iosched1 "$(disk_path "$1")" org.iosched1.Disk "$2"; }
+# disk_current DISK KEY: KEY's value in the disk's Current map ("" when the kernel shows none).
+# Current's keys and values have no spaces or quotes (org.iosched1(5)).
+disk_current() {
+        disk_prop "$1" Current | awk -v k="\"$2\"" \
+                '{ for (i = 3; i < NF; i += 2) if ($i == k) { v = $(i + 1); gsub(/"/, "", v); print v } }'
+}
 mgr_prop() { busctl get-property org.iosched1 /org/iosched1 org.iosched1.Manager "$1"; }
 
 # Run a command as the unprivileged user, on the test bus.

@@ -688,23 +688,23 @@ check_iocost_hwdb() {
 }
 
 # SetPolicy of an iocost key over D-Bus (root, busctl) reaches the kernel, and the disk's
-# IOCostQoS property shows it; ResetPolicy brings the drop-in's value back. Then the test's
-# drop-in goes; the disk keeps its iocost values (iosched never undoes a policy).
+# Current map shows it (iocost.rlat); ResetPolicy brings the drop-in's value back. Then the
+# test's drop-in goes; the disk keeps its iocost values (iosched never undoes a policy).
 check_iocost_setpolicy() {
 	local dev out
 	dev=$(disk_of iosnvme)
 	out=$(guest "busctl call org.iosched1 /org/iosched1 org.iosched1.Manager SetPolicy 'sa{sv}b' $dev 1 iocost.rlat s 6000 true &&
 		echo \"qos: \$(sed -n \"s/^\$(cat /sys/block/$dev/dev) //p\" /sys/fs/cgroup/io.cost.qos)\" &&
-		busctl get-property org.iosched1 /org/iosched1/disk/$dev org.iosched1.Disk IOCostQoS") ||
+		busctl get-property org.iosched1 /org/iosched1/disk/$dev org.iosched1.Disk Current") ||
 		{ bad "SetPolicy failed: $out"; return; }
 	echo "$out" | sed 's/^/  /'
 	grep -qx "qos: ${iocost_qos_want/rlat=5000/rlat=6000}" <<<"$out" || bad "the kernel's io.cost.qos does not have rlat=6000"
-	grep -qx "s \"${iocost_qos_want/rlat=5000/rlat=6000}\"" <<<"$out" || bad "IOCostQoS does not show rlat=6000"
+	grep -qF '"iocost.rlat" "6000"' <<<"$out" || bad "Current does not show iocost.rlat 6000"
 	out=$(guest "busctl call org.iosched1 /org/iosched1 org.iosched1.Manager ResetPolicy sb $dev true &&
-		busctl get-property org.iosched1 /org/iosched1/disk/$dev org.iosched1.Disk IOCostQoS") ||
+		busctl get-property org.iosched1 /org/iosched1/disk/$dev org.iosched1.Disk Current") ||
 		{ bad "ResetPolicy failed: $out"; return; }
 	echo "  after ResetPolicy: $out"
-	grep -qx "s \"$iocost_qos_want\"" <<<"$out" || bad "IOCostQoS not back to the drop-in's rlat=5000"
+	grep -qF '"iocost.rlat" "5000"' <<<"$out" || bad "Current not back to the drop-in's iocost.rlat 5000"
 	guest "rm -f $iocost_dropin && ioschedctl reload" >/dev/null || bad "removing the drop-in failed"
 }
 

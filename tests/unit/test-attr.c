@@ -197,6 +197,39 @@ TEST(percent) {
         assert_int_equal(value_parse(rpct, "100.005", &v, &error), -ERANGE);
 }
 
+/* value_format(): the config's spelling of a number, which ioschedd's Current shows. */
+TEST(value_format) {
+        static const struct {
+                AttrId id;
+                int64_t num;
+                const char *text;
+        } cases[] = {
+                { ATTR_WBT_LAT_USEC, 0, "off" },
+                { ATTR_WBT_LAT_USEC, -1, "default" },
+                { ATTR_WBT_LAT_USEC, 75000, "75000" },
+                { ATTR_NR_REQUESTS, 64, "64" },
+                { ATTR_ADD_RANDOM, 1, "1" },
+                { ATTR_IOCOST_CTRL, 1, "user" },
+                { ATTR_IOCOST_MODEL_CTRL, 0, "auto" },
+                { ATTR_IOCOST_RPCT, 9550, "95.50" },
+        };
+        char buf[32], tiny[3];
+
+        for (size_t i = 0; i < ELEMENTSOF(cases); i++) {
+                const AttrInfo *a = attr_get(cases[i].id);
+                Value v = { .num = cases[i].num };
+                char *t = value_to_string(a, &v);
+
+                assert_int_equal(value_format(a, cases[i].num, buf, sizeof(buf)), 0);
+                assert_string_equal(buf, cases[i].text);
+                assert_string_equal(t, buf);
+                free(t);
+        }
+        assert_int_equal(value_format(attr_get(ATTR_SCHEDULER), 0, buf, sizeof(buf)), -EINVAL);
+        assert_int_equal(value_format(attr_get(ATTR_WBT_LAT_USEC), 0, tiny, sizeof(tiny)), -ENOBUFS);
+        assert_int_equal(value_format(attr_get(ATTR_NR_REQUESTS), 1024, tiny, sizeof(tiny)), -ENOBUFS);
+}
+
 TEST(keys) {
         const AttrInfo *a;
         char *t = NULL;
@@ -217,7 +250,7 @@ TEST(keys) {
         assert_true(tunable_belongs_to("deadline", "fifo_batch"));
         assert_false(tunable_belongs_to("bfq", "fifo_batch"));
         assert_false(tunable_belongs_to(NULL, "fifo_batch"));
-        /* Every queue attribute but the tunables has a key, a path and a property; every
+        /* Every queue attribute but the tunables has a key and a path; every
          * iocost attribute a key and the kernel's token, and no sysfs path. */
         unsigned slot_used = 0;
         for (AttrId id = 0; id < _ATTR_MAX; id++) {
@@ -228,7 +261,6 @@ TEST(keys) {
                 assert_ptr_equal(attr_from_key(a->key), a);
                 if (a->file == ATTR_FILE_QUEUE) {
                         assert_non_null(a->path);
-                        assert_non_null(a->property);
                         /* A Disk keeps its reading in a slot of its own (disk.h). */
                         assert_in_range(disk_attr_slot(id), 0, DISK_ATTR_SLOTS - 1);
                         assert_false(slot_used & (1u << disk_attr_slot(id)));

@@ -1,0 +1,33 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+#pragma once
+
+#include <stddef.h>
+#include <stdint.h>
+#include <systemd/sd-bus.h>
+
+#include "bus-names.h"
+
+/* How the daemon serves one property of BUS_PROPERTIES: its getter, or (without one) the
+ * offset of its value in the object; the dirty mask's fields whose change it shows. */
+typedef struct BusPropertyImpl {
+        sd_bus_property_get_t get;
+        size_t offset;
+        uint64_t fields;
+} BusPropertyImpl;
+
+/**
+ * bus_vtable_build() - a vtable of @object's properties, in the order of BUS_PROPERTIES, then
+ *                      @tail
+ * @object: which object's properties of src/bus-names.h
+ * @impl: by BusPropertyId: how each is served (a getter or an offset for each of @object's)
+ * @tail: methods and signals after a SD_BUS_VTABLE_START, ending with SD_BUS_VTABLE_END;
+ *        may be NULL
+ * @v: room for 1 + _BUS_PROPERTY_MAX + the entries of @tail
+ * @size: the room, in entries
+ *
+ * The names, signatures and flags are src/bus-names.h's: a property is spelt once in C.
+ *
+ * Return: @v.
+ */
+const sd_bus_vtable *bus_vtable_build(BusObject object, const BusPropertyImpl impl[_BUS_PROPERTY_MAX],
+                                      const sd_bus_vtable *tail, sd_bus_vtable *v, size_t size);
