@@ -13,13 +13,13 @@
         sd_bus *bus, const char *path, const char *interface, const char *property,     \
         sd_bus_message *reply, void *userdata, sd_bus_error *error
 
-/* A published disk object has been read: o->disk is set (disk_find). The value goes in with
+/* A published disk object has been read: o->reading.disk is set (disk_find). The value goes in with
  * sd_bus_message_append_basic(): GetManagedObjects calls each getter of thousands of disks, and
  * the format parser of sd_bus_message_append() was a third of its time. */
 #define DISK_GETTER(fn, ...)                                                            \
         static int fn(GETTER_ARGS) {                                                    \
                 const DiskObject *o = userdata;                                         \
-                const Disk *d = o->disk;                                                \
+                const Disk *d = o->reading.disk;                                        \
                 assert(d);                                                              \
                 __VA_ARGS__                                                             \
         }
@@ -113,7 +113,7 @@ static int append_current(sd_bus_message *reply, const Disk *d, const AttrInfo *
 /* Current: every key of the attribute table the kernel shows a value for, in the table's
  * order, spelt as the configuration spells it (a client compares it with Desired's text). */
 static int property_get_current(GETTER_ARGS) {
-        const Disk *d = ((const DiskObject *) userdata)->disk;
+        const Disk *d = ((const DiskObject *) userdata)->reading.disk;
         int r;
 
         assert(d);
@@ -126,7 +126,7 @@ static int property_get_current(GETTER_ARGS) {
 }
 
 static int property_get_schedulers(GETTER_ARGS) {
-        const Disk *d = ((const DiskObject *) userdata)->disk;
+        const Disk *d = ((const DiskObject *) userdata)->reading.disk;
         return sd_bus_message_append_strv(reply, d ? d->schedulers : NULL);
 }
 
@@ -176,7 +176,7 @@ static int append_array(sd_bus_message *reply, const char *signature, size_t n, 
 
 /* Desired: key, value, rule, file, line. */
 static bool desired_record(const DiskObject *o, size_t i, Record *ret) {
-        const ResolvedSetting *rs = &o->resolved->settings[i];
+        const ResolvedSetting *rs = &o->reading.resolved->settings[i];
 
         *ret = (Record) { { rs->setting->key, rs->setting->text, rs->rule->name, rs->rule->file }, 4,
                           true, rs->setting->line };
@@ -185,7 +185,7 @@ static bool desired_record(const DiskObject *o, size_t i, Record *ret) {
 
 /* MatchedRules: name, file, line. */
 static bool rule_record(const DiskObject *o, size_t i, Record *ret) {
-        const Rule *rule = o->resolved->rules[i];
+        const Rule *rule = o->reading.resolved->rules[i];
 
         *ret = (Record) { { rule->name, rule->file }, 2, true, rule->line };
         return true;
@@ -205,9 +205,9 @@ static bool change_record(const DiskObject *o, size_t i, Record *ret) {
                 return append_array(reply, signature, (count), record, o);              \
         }
 
-DEFINE_ARRAY_GETTER(property_get_desired, "(ssssu)", o->resolved ? o->resolved->n_settings : 0,
+DEFINE_ARRAY_GETTER(property_get_desired, "(ssssu)", o->reading.resolved ? o->reading.resolved->n_settings : 0,
                     desired_record);
-DEFINE_ARRAY_GETTER(property_get_rules, "(ssu)", o->resolved ? o->resolved->n_rules : 0, rule_record);
+DEFINE_ARRAY_GETTER(property_get_rules, "(ssu)", o->reading.resolved ? o->reading.resolved->n_rules : 0, rule_record);
 DEFINE_ARRAY_GETTER(property_get_changes, "(sss)", strv_length(o->last_changes) / 3, change_record);
 
 #define FIELD(f) DISK_FIELD_BIT(f)
@@ -257,7 +257,7 @@ static int disk_find(sd_bus *bus, const char *path, const char *interface, void 
                 return 0;
         d = manager_find_disk(m, name);
         /* Unpublished (never read) disks are not on the bus yet. */
-        if (!d || !d->disk)
+        if (!d || !disk_object_is_published(d))
                 return 0;
         *found = d;
         return 1;
@@ -275,7 +275,7 @@ static int disk_enumerate(sd_bus *bus, const char *path, void *userdata, char **
         if (!l)
                 return -ENOMEM;
         for (size_t i = 0; i < m->n_disks; i++) {
-                if (!m->disks[i]->disk)
+                if (!disk_object_is_published(m->disks[i]))
                         continue;
                 r = disk_bus_path(m->disks[i], &l[n]);
                 if (r < 0)
@@ -301,7 +301,7 @@ static int open_entry(sd_bus_message *reply, const char *contents, char key_type
 }
 
 /* The a{sa{sv}} of one disk (in GetManagedObjects and InterfacesAdded): the disk's interface
- * with every property, in the order of BUS_DISK_PROPERTIES, as sd-bus's own GetAll has them.
+ * with every property, in the order of BUS_PROPERTIES, as sd-bus's own GetAll has them.
  * sd-bus's object manager would also list Peer, Introspectable and Properties, without
  * properties, for every object; like GDBus's, ours lists the interface that has them: at 4096
  * disks the three empty entries were 8% of what a client's sd-bus spent walking the reply
@@ -355,7 +355,7 @@ int disk_bus_append_objects(Manager *m, sd_bus_message *reply, sd_bus_error *err
 
         assert(m && reply);
         for (size_t i = 0; i < m->n_disks; i++) {
-                if (!m->disks[i]->disk)
+                if (!disk_object_is_published(m->disks[i]))
                         continue;       /* unpublished, as in disk_find() */
                 r = append_object(reply, m->disks[i], error);
                 if (r < 0)

@@ -228,11 +228,6 @@ static int request_new(sd_bus_message *msg, JobKind kind, bool one_disk, Request
         return 0;
 }
 
-/* 1: go on; 0: polkit was asked and the call comes again with its answer; < 0: refused. */
-static int authorize(Manager *m, sd_bus_message *msg, const char *action, sd_bus_error *error) {
-        return bus_verify_polkit_async(msg, action, &m->polkit_registry, error);
-}
-
 /* Queue the apply of @d (NULL: every disk), after reading the configuration again when
  * @reload, once polkit allows @action (NULL: allowed already); the reply is sent when the jobs
  * are done. @saved: the drop-in SetPolicy or ResetPolicy just changed, for the error texts. */
@@ -242,7 +237,7 @@ static int request_apply(Manager *m, sd_bus_message *msg, const char *action, Di
         int r;
 
         if (action) {
-                r = authorize(m, msg, action, error);
+                r = bus_verify_polkit_async(msg, action, &m->polkit_registry, error);
                 if (r <= 0)
                         return r < 0 ? r : 1;
         }
@@ -296,7 +291,7 @@ static int lookup_disk(Manager *m, const char *name, DiskObject **ret, sd_bus_er
                                          "Invalid disk name \"%s\": letters, digits and \"-_.:+!\", "
                                          "at most 31, not starting with a dot.", shown(name));
         d = manager_find_disk(m, n);
-        if (!d || !d->disk)
+        if (!d || !disk_object_is_published(d))
                 return sd_bus_error_setf(error, BUS_ERROR_NO_SUCH_DISK, "No such disk \"%s\".", n);
         *ret = d;
         return 0;
@@ -323,7 +318,7 @@ static int property_get_pending(sd_bus *bus, const char *path, const char *inter
         uint32_t n = 0;
 
         for (size_t i = 0; i < m->n_disks; i++)
-                n += m->disks[i]->running || m->disks[i]->want[JOB_APPLY] || m->disks[i]->want[JOB_PLAN];
+                n += disk_object_is_pending(m->disks[i]);
         return sd_bus_message_append(reply, "u", n);
 }
 
@@ -350,8 +345,8 @@ static int method_list_disks(sd_bus_message *msg, void *userdata, sd_bus_error *
         for (size_t i = 0; i < m->n_disks; i++) {
                 _cleanup_(freep) char *path = NULL;
 
-                if (!sorted[i]->disk)
-                        continue;       /* not read yet: not on the bus yet */
+                if (!disk_object_is_published(sorted[i]))
+                        continue;
                 r = disk_bus_path(sorted[i], &path);
                 if (r < 0)
                         return r;
@@ -592,7 +587,7 @@ static int policy_change_begin(Manager *m, sd_bus_message *msg, bool runtime, co
                 return sd_bus_error_setf(error, BUS_ERROR_NOT_SUPPORTED,
                                          "ioschedd runs on one configuration file (--config): %s",
                                          refusal);
-        r = authorize(m, msg, POLKIT_ACTION_SET_POLICY, error);
+        r = bus_verify_polkit_async(msg, POLKIT_ACTION_SET_POLICY, &m->polkit_registry, error);
         if (r <= 0)
                 return r;
         *ret_dir = dropin_dir(m->config_root, runtime);
@@ -621,7 +616,7 @@ static int method_set_policy(sd_bus_message *msg, void *userdata, sd_bus_error *
         if (r <= 0)
                 return r < 0 ? r : 1;
 
-        r = dropin_persist(dir, d->disk, keys, values, remove, runtime, &path);
+        r = dropin_persist(dir, d->reading.disk, keys, values, remove, runtime, &path);
         if (r == -ENOEXEC)
                 return bus_error_set_errnof(error, r, NULL, "The settings do not make a valid drop-in.");
         if (r == -ENOMEM)
@@ -649,7 +644,7 @@ static int method_reset_policy(sd_bus_message *msg, void *userdata, sd_bus_error
         if (r <= 0)
                 return r < 0 ? r : 1;
 
-        r = dropin_reset(dir, d->disk, runtime, &removed);
+        r = dropin_reset(dir, d->reading.disk, runtime, &removed);
         if (r == -ENOMEM)
                 return r;
         if (r < 0)
@@ -720,7 +715,7 @@ static const sd_bus_vtable manager_methods[] = {
         SD_BUS_VTABLE_END
 };
 
-int manager_bus_register(Manager *m) {
+static int manager_bus_register(Manager *m) {
         /* The properties (src/bus-names.h's), then the methods; built once: the bus keeps
          * pointing at it. */
         static sd_bus_vtable vtable[1 + _BUS_PROPERTY_MAX + ELEMENTSOF(manager_methods)];
@@ -745,9 +740,49 @@ int manager_bus_register(Manager *m) {
         return 0;
 }
 
-void manager_bus_free(Manager *m) {
-        bus_verify_polkit_async_registry_free(m->polkit_registry);
-        m->polkit_registry = NULL;
+int manager_connect_bus(Manager *m) {
+        int r;
+
+        assert(m && m->event);
+        if (!m->bus) {
+                r = sd_bus_open_system(&m->bus);
+                if (r < 0)
+                        return log_error_errno(r, "Cannot connect to the system bus: %m");
+        }
+        r = manager_bus_register(m);
+        if (r < 0)
+                return r;
+        r = sd_bus_attach_event(m->bus, m->event, SD_EVENT_PRIORITY_NORMAL);
+        if (r < 0)
+                return log_error_errno(r, "Cannot attach the bus to the event loop: %m");
+        return 0;
+}
+
+static int on_name_acquired(sd_bus_message *reply, void *userdata, sd_bus_error *ret_error) {
+        Manager *m = userdata;
+        const sd_bus_error *e = sd_bus_message_get_error(reply);
+
+        if (e) {
+                log_error("Cannot own %s on the bus: %s", BUS_SERVICE, e->message);
+                (void) sd_event_exit(m->event, -sd_bus_error_get_errno(e) ?: -EEXIST);
+                return 0;
+        }
+        m->announcing = true;
+        manager_notify_ready(m);
+        return 0;
+}
+
+void manager_bus_announce(Manager *m) {
+        int r;
+
+        assert(m);
+        if (!m->bus)
+                return;         /* the tests' manager has none */
+        r = sd_bus_request_name_async(m->bus, NULL, BUS_SERVICE, 0, on_name_acquired, m);
+        if (r < 0) {
+                log_error_errno(r, "Cannot request the bus name: %m");
+                (void) sd_event_exit(m->event, r);
+        }
 }
 
 void manager_bus_emit_applied(Manager *m, DiskObject *d, const Plan *report) {
@@ -780,6 +815,7 @@ void manager_bus_emit_applied(Manager *m, DiskObject *d, const Plan *report) {
 }
 
 void manager_bus_emit_counters(Manager *m) {
+        assert(m);
         if (m->announcing)
                 (void) sd_bus_emit_properties_changed(m->bus, BUS_MANAGER_PATH, BUS_MANAGER_INTERFACE,
                                                       bus_property_name(BUS_MANAGER_WRITES_DONE),
@@ -789,6 +825,7 @@ void manager_bus_emit_counters(Manager *m) {
 }
 
 void manager_bus_emit_config(Manager *m) {
+        assert(m);
         if (m->announcing)
                 (void) sd_bus_emit_properties_changed(m->bus, BUS_MANAGER_PATH, BUS_MANAGER_INTERFACE,
                                                       bus_property_name(BUS_MANAGER_CONFIG_FILES),

@@ -26,11 +26,15 @@ int manager_bus_decode_settings(sd_bus_message *msg, char ***ret_keys, char ***r
                                 char ***ret_remove, sd_bus_error *error);
 
 /**
- * manager_bus_register() - serve org.iosched1.Manager, the disks and the object manager
- * Return: 0 or a negative errno.
+ * manager_connect_bus() - connect to the system bus (unless m->bus is set already), serve
+ * org.iosched1.Manager, the disks and the object manager, attach to the manager's loop
+ * Return: 0 or a negative errno (logged).
  */
-int manager_bus_register(Manager *m);
-void manager_bus_free(Manager *m);
+int manager_connect_bus(Manager *m);
+
+/* The first pass is done: request the bus name; once it is ours, signals go out and the
+ * service manager hears READY=1 (manager_notify_ready()). */
+void manager_bus_announce(Manager *m);
 
 /* Applied, for a report with at least one change. */
 void manager_bus_emit_applied(Manager *m, DiskObject *d, const Plan *report);

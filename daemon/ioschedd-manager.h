@@ -1,20 +1,19 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 #pragma once
 
-#include <libudev.h>
 #include <systemd/sd-bus.h>
 #include <systemd/sd-event.h>
+#include <time.h>
 
-#include "apply.h"
-#include "disk.h"
 #include "hashmap.h"
+#include "ioschedd-config.h"
+#include "ioschedd-disk.h"
+#include "ioschedd-job.h"
+#include "ioschedd-polkit.h"
+#include "ioschedd-uevent.h"
 #include "ioschedd-worker.h"
-#include "plan.h"
-#include "policy.h"
 
 #define IOSCHEDD_WORKERS_DEFAULT 32
-/* A worker idle this long ends: at rest the daemon keeps no 32 stacks (~20 KiB each). */
-#define IOSCHEDD_WORKER_IDLE_USEC (10 * 1000000ULL)
 #define IOSCHEDD_MONITOR_BUFFER (128 * 1024 * 1024)
 /* A disk read only in part (a uevent's job) is read in full once no job has run for this long. */
 #define IOSCHEDD_REFRESH_USEC (1 * 1000000ULL)
@@ -22,156 +21,35 @@
 /* With this many jobs queued or running, uevents come as a storm: even a new disk's first job
  * reads only what the policy needs (its other fields are published by the refresh). */
 #define IOSCHEDD_STORM_JOBS 16
-/* This many of the kernel's uevents, each within IOSCHEDD_BURST_QUIET_USEC of the one before,
- * are a burst (disks being created): a disk's events after its kernel "add" wait for its end,
- * at most IOSCHEDD_BURST_MAX_USEC (disk_object_hold()). */
-#define IOSCHEDD_BURST_EVENTS 16
-#define IOSCHEDD_BURST_QUIET_USEC (50 * 1000ULL)
-#define IOSCHEDD_BURST_MAX_USEC (5 * 1000000ULL)
-
-typedef struct Manager Manager;
-typedef struct DiskObject DiskObject;
-typedef struct Job Job;
-
-/* A loaded configuration. Resolved settings point into its rules, so a disk keeps a
- * reference to the one its Resolved came from. Only the event loop's thread touches the
- * count; a job holds a reference while a worker uses it. */
-typedef struct Config {
-        unsigned n_ref;
-        Policy *policy;
-        char **errors;          /* of the files that were left out */
-        DiskLoad load;          /* what of a disk the policy looks at (policy_disk_load()) */
-} Config;
-
-Config *config_ref(Config *c);
-Config *config_unref(Config *c);
-DEFINE_TRIVIAL_CLEANUP_FUNC(Config *, config_unref);
-
-typedef enum JobKind {
-        JOB_APPLY,              /* read, resolve, write what differs */
-        JOB_PLAN,               /* read, resolve, plan: writes nothing */
-        _JOB_KIND_MAX,
-} JobKind;
-
-/* What a job found, reported to whoever waits for it. */
-typedef struct JobResult {
-        JobKind kind;
-        const char *name;       /* the disk */
-        int error;              /* the disk could not be read; -ENODEV: it went away (also during an apply) */
-        const Plan *report;     /* JOB_APPLY: the outcomes; JOB_PLAN: the plan; NULL on error */
-} JobResult;
-
-typedef struct Completion Completion;
-
-typedef struct CompletionOps {
-        void (*job_done)(Completion *c, const JobResult *result);       /* each job; optional */
-        void (*done)(Completion *c);    /* once: armed and no job pending */
-        void (*free)(Completion *c);    /* the last reference is gone; optional */
-} CompletionOps;
 
 /*
- * Something that waits for jobs: a D-Bus method call (the bus layer embeds it in its own
- * request), the first pass. Its owner made it and turns the results into replies; the
- * manager only reports to it: a result per job, then done.
+ * The daemon: its event loop, signals, watchdog and notifications to the service manager, the
+ * bus connection (ioschedd-manager-bus.c serves it), the configuration in force, the registry
+ * of disk objects, the worker pool that runs their jobs, the refresh and verify timers and the
+ * write counters.
  */
-struct Completion {
-        const CompletionOps *ops;
-        unsigned n_ref;
-        unsigned n_pending;     /* jobs queued for it and not done */
-        bool armed;             /* every job is queued: done may come */
-};
-
-void completion_init(Completion *c, const CompletionOps *ops);
-Completion *completion_ref(Completion *c);
-Completion *completion_unref(Completion *c);
-/* Every job is queued: done now if none is pending, else when the last one is. */
-void completion_arm(Completion *c);
-
-struct Job {
-        WorkItem item;
-        JobKind kind;
-        DiskObject *disk;       /* the loop's object; the worker uses only the fields below */
-        char *name;
-        char **udev_props;      /* "KEY=value" from the uevent; NULL: read udev's database */
-        Config *config;
-        bool partial;           /* read only config->load; the rest comes from the last reading */
-        Completion **waiting;   /* told when the job is done */
-        size_t n_waiting;
-
-        /* Results, written by the worker. */
-        int error;
-        Disk *disk_read;
-        Resolved *resolved;
-        Plan *report;           /* JOB_APPLY: outcomes; JOB_PLAN: the plan */
-        ApplyStats stats;
-        uint64_t usec_start, usec_end;
-};
-
-/* A disk object's own fields, after the Disk's in its dirty mask. */
-enum {
-        DISK_OBJECT_DESIRED = _DISK_FIELD_MAX,
-        DISK_OBJECT_RULES,
-        DISK_OBJECT_LAST_APPLIED,
-        DISK_OBJECT_LAST_CHANGES,
-        DISK_OBJECT_LAST_ERROR,
-        _DISK_OBJECT_FIELD_MAX,
-};
-_Static_assert(_DISK_OBJECT_FIELD_MAX <= 64, "the dirty mask is a uint64_t");
-
-struct DiskObject {
-        Manager *manager;
-        char *name;
-        size_t index;           /* in Manager.disks */
-        bool gone;              /* removed from the manager; freed when its job returns */
-        bool seen;              /* by a rescan */
-
-        /* As last read by a worker; NULL before the first read. */
-        Disk *disk;
-        Config *config;
-        Resolved *resolved;
-        char **last_changes;    /* of the last apply: key, old value, new value, key, ... */
-        uint64_t last_applied;  /* CLOCK_REALTIME usec of the last apply, 0 never */
-        char *last_error;
-        uint64_t dirty;         /* DISK_FIELD_BIT()s and DISK_OBJECT_*: changed, not yet emitted */
-
-        Job *running;
-        /* Coalesced work for when the running job is done. */
-        bool want[_JOB_KIND_MAX];
-        bool want_full;         /* queued by something else than a uevent: read everything */
-        bool partial;           /* the last job read only what the policy needs: refresh later */
-        bool held;              /* udev's event came during a kernel burst: checked at its end */
-        char **want_props;
-        Completion **want_waiting[_JOB_KIND_MAX];
-        size_t n_want_waiting[_JOB_KIND_MAX];
-};
-
 struct Manager {
         sd_event *event;
         sd_bus *bus;
-        struct udev *udev;
-        struct udev_monitor *monitor;
-        struct udev_monitor *kernel_monitor;    /* the kernel's uevents, before udev's rules */
-        sd_event_source *monitor_source, *kernel_monitor_source, *worker_source, *verify_source;
+        sd_event_source *sighup_source, *worker_source, *verify_source, *status_source;
         sd_event_source *refresh_source;        /* reads disks read in part, once all is quiet */
         uint64_t refresh_since;                 /* CLOCK_MONOTONIC usec: the oldest such disk */
-        size_t n_running;                       /* jobs on the workers */
-        sd_event_source *burst_source;          /* ends a burst of kernel uevents: the held disks */
-        uint64_t burst_last, held_since;        /* CLOCK_MONOTONIC usec */
-        unsigned burst_events;                  /* kernel uevents in the current burst */
-        size_t n_held;
+        size_t n_running;                       /* jobs submitted and not finished */
         WorkerPool *pool;
+        UeventMonitor *uevent;
 
+        /* Options: set between manager_new() and manager_start(). */
         const char *sysfs_root;         /* "/" */
         const char *config_root;        /* "/" */
         const char *config_file;        /* --config: this file alone */
-        const char *runtime_dir;        /* the engine marker's directory (engine.h) */
-        bool marker_written;
+        const char *runtime_dir;        /* the engine marker's directory (engine.h); NULL: none */
         unsigned n_workers;
         uint64_t verify_usec;           /* 0: off */
         bool monitor_enabled;
         bool kernel_events;             /* act on the kernel's uevents too (when the policy allows) */
-        int monitor_buffer;             /* receive buffer of the udev monitor, bytes */
+        int monitor_buffer;             /* receive buffer of the uevent monitors, bytes */
 
+        bool marker_written;
         Config *config;
         char **config_errors;           /* of the last load, whether or not it took effect */
 
@@ -182,39 +60,36 @@ struct Manager {
         uint64_t writes_done, writes_skipped, write_errors;
         bool counters_changed;
 
-        void *polkit_registry;
-        /* Signals go out: set when the bus name is ours. Before, nobody who listens to
-         * org.iosched1 could receive them, and the first pass over thousands of disks would
-         * queue an InterfacesAdded for each (megabytes, and a third of the pass). A client
-         * that sees the name reads the objects (GetManagedObjects). */
+        PolkitRegistry *polkit_registry;        /* the method calls waiting for polkit */
+        /* Signals go out: set by ioschedd-manager-bus.c when the bus name is ours. Before,
+         * nobody who listens to org.iosched1 could receive them, and the first pass over
+         * thousands of disks would queue an InterfacesAdded for each (megabytes, and a third
+         * of the pass). A client that sees the name reads the objects (GetManagedObjects). */
         bool announcing;
+        bool ready;                     /* READY=1 was sent: STATUS= and RELOADING=1 may follow */
         Completion initial;             /* the first pass */
-        void (*on_initial_pass_done)(Manager *m);
-        /* A disk came or went, or the write counters moved: what the program's STATUS= says
-         * (a oneshot defer source of its own, so a storm sends one notification per loop
-         * iteration, not one per disk). */
-        void (*on_status_changed)(Manager *m);
-        sd_event_source *status_source;
+
+        /* NULL: jobs go to the worker pool, time is the loop's. The unit tests set their own:
+         * a pool that runs jobs when the test says so, a clock that moves when it says so. */
+        int (*submit)(Manager *m, Job *j);
+        uint64_t (*now)(Manager *m, clockid_t clock);
 };
 
+/**
+ * manager_new() - a manager with its event loop: SIGTERM and SIGINT end it, SIGHUP reloads,
+ * the service manager's watchdog is fed; no bus yet (manager_connect_bus())
+ * Return: 0 or a negative errno (logged).
+ */
 int manager_new(Manager **ret);
 Manager *manager_free(Manager *m);
 DEFINE_TRIVIAL_CLEANUP_FUNC(Manager *, manager_free);
 
 /**
- * manager_start() - load the configuration, start the udev monitor and the worker pool,
- * enumerate the disks and queue the initial pass
+ * manager_start() - load the configuration, start the worker pool and the uevent monitors,
+ * list the disks and queue the first pass; the bus name is requested when it is done
  * Return: 0 or a negative errno (logged).
  */
 int manager_start(Manager *m);
-
-/**
- * manager_load_config() - read the configuration
- * @m: the manager
- * @ret: the configuration, with ret->errors listing what was left out
- * Return: 0 or -ENOMEM.
- */
-int manager_load_config(Manager *m, Config **ret);
 
 /**
  * manager_reload() - read the configuration again and apply it to every disk
@@ -223,7 +98,7 @@ int manager_load_config(Manager *m, Config **ret);
  * @disk: the disk @c waits for; NULL for every disk
  *
  * A configuration with errors is rejected whole: the previous one stays in force and the
- * errors are published in ConfigErrors.
+ * errors are published in ConfigErrors. The service manager is told (RELOADING=1, READY=1).
  *
  * Return: 0, -EBADMSG when the configuration has errors, -ENOMEM.
  */
@@ -233,17 +108,45 @@ int manager_reload(Manager *m, Completion *c, DiskObject *disk);
 bool manager_config_is_single_file(const Manager *m);
 
 DiskObject *manager_find_disk(Manager *m, const char *name);
+/* A new disk object in the registry, not read yet. Return: 0, -EINVAL (not a disk name), -ENOMEM. */
+int manager_add_disk(Manager *m, const char *name, DiskObject **ret);
+/* Out of the registry (and off the bus); freed now, or when its running job returns. */
+void manager_remove_disk(Manager *m, DiskObject *d);
+
+/* Queue an apply of every disk; @c, if given, waits for each. Return: 0 or -ENOMEM. */
+int manager_queue_all(Manager *m, Completion *c);
 
 /**
- * disk_object_queue() - ask for work on a disk; coalesced with what is already asked
- * @d: the disk
- * @kind: apply or plan
- * @props: the uevent's properties (copied), or NULL
- * @c: told when the work is done, may be NULL
+ * manager_rescan() - list the disks again: new ones are added, vanished ones removed, all are
+ * applied (at start, and after the monitor lost events)
+ * @m: the manager
+ * @c: waits for every disk, may be NULL
  *
- * Return: 0, -ENODEV for a disk that is gone, -ENOMEM.
+ * Return: 0 or a negative errno (logged).
  */
-int disk_object_queue(DiskObject *d, JobKind kind, char * const *props, Completion *c);
+int manager_rescan(Manager *m, Completion *c);
 
-/* Queue an apply of every disk; @c, if given, waits for each. */
-int manager_queue_all(Manager *m, Completion *c);
+/* A disk object's job to run (m->submit or the pool); a job that cannot run finishes at once
+ * with the error. */
+void manager_submit_job(Manager *m, Job *j);
+/* A job came back from its worker: its disk object takes the results. */
+void manager_job_done(Manager *m, Job *j);
+
+/* Add a job's writes to the counters (WritesDone, ...; STATUS=). */
+void manager_count_writes(Manager *m, const ApplyStats *stats);
+
+/* The time on @clock: the loop's (the start of this iteration), or the tests'. */
+uint64_t manager_now(Manager *m, clockid_t clock);
+
+/* A oneshot CLOCK_MONOTONIC timer at @usec, made on first use. Return: 0 or a negative errno. */
+int manager_arm_timer(Manager *m, sd_event_source **s, uint64_t usec, sd_event_time_handler_t handler,
+                      void *userdata, const char *description);
+
+/* A disk was read in part: read such disks in full once all is quiet (manager_refresh()). */
+void manager_arm_refresh(Manager *m);
+/* What the refresh timer does: a plan (a full read) of each disk read in part, or wait for the
+ * jobs to end, at most IOSCHEDD_REFRESH_MAX_USEC. */
+void manager_refresh(Manager *m);
+
+/* The bus name is ours: the service manager hears READY=1 and STATUS=. */
+void manager_notify_ready(Manager *m);

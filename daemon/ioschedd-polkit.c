@@ -16,7 +16,7 @@ typedef struct Query Query;
 struct Query {
         Query *next;                    /* in the registry */
         Query *next_waiting;            /* in the queue of checks not sent yet */
-        struct Registry *registry;
+        PolkitRegistry *registry;
         sd_bus_message *call;
         char *action;
         char *sender;
@@ -29,11 +29,11 @@ struct Query {
         sd_bus_error error;
 };
 
-typedef struct Registry {
+struct PolkitRegistry {
         Query *queries;
         Query *waiting_head, *waiting_tail;
         unsigned n_inflight;
-} Registry;
+};
 
 static Query *query_free(Query *q) {
         if (!q)
@@ -50,7 +50,7 @@ static Query *query_free(Query *q) {
         return NULL;
 }
 
-static void registry_unlink(Registry *reg, Query *q) {
+static void registry_unlink(PolkitRegistry *reg, Query *q) {
         Query *prev = NULL;
 
         for (Query **p = &reg->queries; *p; p = &(*p)->next)
@@ -148,7 +148,7 @@ static void query_answer(Query *q) {
 static int on_polkit_reply(sd_bus_message *reply, void *userdata, sd_bus_error *ret_error);
 
 static int query_send(Query *q) {
-        Registry *reg = q->registry;
+        PolkitRegistry *reg = q->registry;
         int r;
 
         /* No timeout of our own: an authentication agent may take its time asking. */
@@ -162,7 +162,7 @@ static int query_send(Query *q) {
 }
 
 /* Send waiting checks while there is room; a check that cannot be sent is a denial. */
-static void registry_send_waiting(Registry *reg) {
+static void registry_send_waiting(PolkitRegistry *reg) {
         while (reg->waiting_head && reg->n_inflight < POLKIT_INFLIGHT_MAX) {
                 Query *q = reg->waiting_head;
                 int r;
@@ -185,7 +185,7 @@ static void registry_send_waiting(Registry *reg) {
 
 static int on_polkit_reply(sd_bus_message *reply, void *userdata, sd_bus_error *ret_error) {
         Query *q = userdata;
-        Registry *reg = q->registry;
+        PolkitRegistry *reg = q->registry;
 
         q->slot = sd_bus_slot_unref(q->slot);
         reg->n_inflight--;
@@ -195,11 +195,11 @@ static int on_polkit_reply(sd_bus_message *reply, void *userdata, sd_bus_error *
         return 1;
 }
 
-int bus_verify_polkit_async(sd_bus_message *call, const char *action, void **registry,
+int bus_verify_polkit_async(sd_bus_message *call, const char *action, PolkitRegistry **registry,
                             sd_bus_error *error) {
         _cleanup_(sd_bus_message_unrefp) sd_bus_message *pk = NULL;
         _cleanup_(sd_bus_creds_unrefp) sd_bus_creds *creds = NULL;
-        Registry *reg = *registry;
+        PolkitRegistry *reg = *registry;
         const char *sender;
         uid_t uid;
         Query *q;
@@ -234,7 +234,7 @@ int bus_verify_polkit_async(sd_bus_message *call, const char *action, void **reg
                 return -EBADMSG;
 
         if (!reg) {
-                reg = calloc(1, sizeof(Registry));
+                reg = calloc(1, sizeof(PolkitRegistry));
                 if (!reg)
                         return -ENOMEM;
                 *registry = reg;
@@ -295,11 +295,9 @@ int bus_verify_polkit_async(sd_bus_message *call, const char *action, void **reg
         return 0;
 }
 
-void bus_verify_polkit_async_registry_free(void *registry) {
-        Registry *reg = registry;
-
+PolkitRegistry *polkit_registry_free(PolkitRegistry *reg) {
         if (!reg)
-                return;
+                return NULL;
         while (reg->queries) {
                 Query *q = reg->queries;
                 reg->queries = q->next;
@@ -307,4 +305,5 @@ void bus_verify_polkit_async_registry_free(void *registry) {
                 query_free(q);
         }
         free(reg);
+        return NULL;
 }

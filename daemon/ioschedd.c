@@ -4,7 +4,6 @@
  * and its state on the system bus as org.iosched1.
  */
 #include <malloc.h>
-#include <signal.h>
 #include <stdio.h>
 #include <sys/utsname.h>
 #include <systemd/sd-daemon.h>
@@ -108,10 +107,8 @@ static int parse_argv(int argc, char *argv[]) {
                         break;
                 case ARG_LOG_LEVEL:
                         arg.log_level = log_parse_level(optarg);
-                        if (arg.log_level < 0) {
-                                log_error("Invalid --log-level \"%s\".", optarg);
-                                return -EINVAL;
-                        }
+                        if (arg.log_level < 0)
+                                return log_error_errno(EINVAL, "Invalid --log-level \"%s\".", optarg);
                         break;
                 case ARG_NO_MONITOR:
                         arg.no_monitor = true;
@@ -120,16 +117,11 @@ static int parse_argv(int argc, char *argv[]) {
                         arg.kernel_events = 0;
                         break;
                 case ARG_KERNEL_EVENTS:
-                        if (streq(optarg, "auto"))
-                                arg.kernel_events = -1;
-                        else if (streq(optarg, "yes"))
-                                arg.kernel_events = 1;
-                        else if (streq(optarg, "no"))
-                                arg.kernel_events = 0;
-                        else {
-                                log_error("Invalid --kernel-events \"%s\": yes, no or auto.", optarg);
-                                return -EINVAL;
-                        }
+                        arg.kernel_events = streq(optarg, "auto") ? -1 : streq(optarg, "yes") ? 1 :
+                                            streq(optarg, "no") ? 0 : -2;
+                        if (arg.kernel_events == -2)
+                                return log_error_errno(EINVAL, "Invalid --kernel-events \"%s\": yes, "
+                                                       "no or auto.", optarg);
                         break;
                 case ARG_MONITOR_BUFFER:
                         if (cli_parse_range("--monitor-buffer", optarg, 1024, 1024 * 1024 * 1024,
@@ -140,73 +132,11 @@ static int parse_argv(int argc, char *argv[]) {
                 default:
                         return -EINVAL;
                 }
-        if (optind < argc) {
-                log_error("%s takes no arguments.", program_invocation_short_name);
-                return -EINVAL;
-        }
-        if (arg.config && !streq(arg.config_root, "/")) {
-                log_error("--config and --config-root are mutually exclusive.");
-                return -EINVAL;
-        }
+        if (optind < argc)
+                return log_error_errno(EINVAL, "%s takes no arguments.", program_invocation_short_name);
+        if (arg.config && !streq(arg.config_root, "/"))
+                return log_error_errno(EINVAL, "--config and --config-root are mutually exclusive.");
         return 1;
-}
-
-static void notify_status(Manager *m) {
-        (void) sd_notifyf(false, "STATUS=%zu disks; %llu writes, %llu skipped, %llu failed%s",
-                          m->n_disks, (unsigned long long) m->writes_done,
-                          (unsigned long long) m->writes_skipped,
-                          (unsigned long long) m->write_errors,
-                          strv_isempty(m->config_errors) ? "" : "; the configuration has errors");
-}
-
-static int on_status_due(sd_event_source *s, void *userdata) {
-        notify_status(userdata);
-        return 0;
-}
-
-/* Disks arrive after READY too (drivers that load late, hotplug), and writes are counted all
- * along: keep STATUS= true. */
-static void on_status_changed(Manager *m) {
-        if (m->announcing && m->status_source)
-                (void) sd_event_source_set_enabled(m->status_source, SD_EVENT_ONESHOT);
-}
-
-static int on_name_acquired(sd_bus_message *reply, void *userdata, sd_bus_error *ret_error) {
-        Manager *m = userdata;
-        const sd_bus_error *e = sd_bus_message_get_error(reply);
-
-        if (e) {
-                log_error("Cannot own %s on the bus: %s", BUS_SERVICE, e->message);
-                sd_event_exit(m->event, EXIT_FAILURE);
-                return 0;
-        }
-        m->announcing = true;
-        log_info("Ready: %zu disks, bus name %s.", m->n_disks, BUS_SERVICE);
-        (void) sd_notify(false, "READY=1");
-        notify_status(m);
-        return 0;
-}
-
-/* The first pass is done: only now take the name, so that a client that sees the name sees
- * every disk at its policy. */
-static void on_initial_pass_done(Manager *m) {
-        int r;
-
-        r = sd_bus_request_name_async(m->bus, NULL, BUS_SERVICE, 0, on_name_acquired, m);
-        if (r < 0) {
-                log_error_errno(r, "Cannot request the bus name: %m");
-                sd_event_exit(m->event, EXIT_FAILURE);
-        }
-}
-
-static int on_sighup(sd_event_source *s, const struct signalfd_siginfo *si, void *userdata) {
-        Manager *m = userdata;
-
-        (void) sd_notify(false, "RELOADING=1\nSTATUS=Reloading the configuration");
-        (void) manager_reload(m, NULL, NULL);
-        (void) sd_notify(false, "READY=1");
-        notify_status(m);
-        return 0;
 }
 
 /* --kernel-events=auto: a kernel uevent's job switches the scheduler while udevd may be running
@@ -229,15 +159,7 @@ static bool kernel_events_wanted(void) {
 
 static int run(int argc, char *argv[]) {
         _cleanup_(manager_freep) Manager *m = NULL;
-        _cleanup_(sd_event_source_unrefp) sd_event_source *sighup = NULL;
         int r;
-
-        log_set_prefix("ioschedd");
-        r = parse_argv(argc, argv);
-        if (r <= 0)
-                return r < 0 ? EXIT_USAGE : 0;
-        if (arg.log_level >= 0)
-                log_set_max_level(arg.log_level);
 
         /* Workers allocate what the loop keeps (each disk's reading): with an arena per
          * thread that memory is spread over up to 32 heaps that never shrink. One arena keeps
@@ -251,7 +173,7 @@ static int run(int argc, char *argv[]) {
 
         r = manager_new(&m);
         if (r < 0)
-                return log_oom(), EXIT_FAILURE;
+                return r;
         m->sysfs_root = arg.root;
         m->config_root = arg.config_root;
         m->config_file = arg.config;
@@ -261,55 +183,28 @@ static int run(int argc, char *argv[]) {
         m->monitor_enabled = !arg.no_monitor;
         m->kernel_events = kernel_events_wanted();
         m->monitor_buffer = arg.monitor_buffer;
-        m->on_initial_pass_done = on_initial_pass_done;
-        m->on_status_changed = on_status_changed;
 
-        r = sd_event_default(&m->event);
-        if (r < 0)
-                return log_error_errno(r, "Cannot create the event loop: %m"), EXIT_FAILURE;
-        /* Before any thread exists (both block the signals in our mask, which the workers
-         * inherit): SIGTERM and SIGINT end the loop, SIGHUP reloads. */
-        r = sd_event_set_signal_exit(m->event, true);
+        r = manager_connect_bus(m);
         if (r >= 0)
-                r = sd_event_add_signal(m->event, &sighup, SIGHUP | SD_EVENT_SIGNAL_PROCMASK,
-                                        on_sighup, m);
+                r = manager_start(m);
         if (r < 0)
-                return log_error_errno(r, "Cannot watch signals: %m"), EXIT_FAILURE;
-        (void) sd_event_source_set_description(sighup, "sighup");
-        r = sd_event_add_defer(m->event, &m->status_source, on_status_due, m);
-        if (r >= 0)
-                r = sd_event_source_set_enabled(m->status_source, SD_EVENT_OFF);
-        if (r < 0)
-                return log_error_errno(r, "Cannot add the status event: %m"), EXIT_FAILURE;
-        (void) sd_event_source_set_description(m->status_source, "status");
-
-        r = sd_event_set_watchdog(m->event, true);
-        if (r < 0)
-                log_warning_errno(r, "Cannot enable the watchdog: %m");
-
-        r = sd_bus_open_system(&m->bus);
-        if (r < 0)
-                return log_error_errno(r, "Cannot connect to the system bus: %m"), EXIT_FAILURE;
-        r = manager_bus_register(m);
-        if (r < 0)
-                return EXIT_FAILURE;
-        r = sd_bus_attach_event(m->bus, m->event, SD_EVENT_PRIORITY_NORMAL);
-        if (r < 0)
-                return log_error_errno(r, "Cannot attach the bus to the event loop: %m"), EXIT_FAILURE;
-
-        r = manager_start(m);
-        if (r < 0)
-                return EXIT_FAILURE;
-        (void) sd_notifyf(false, "STATUS=Applying the policy to %zu disks", m->n_disks);
-
+                return r;
         r = sd_event_loop(m->event);
         if (r < 0)
-                return log_error_errno(r, "Event loop failed: %m"), EXIT_FAILURE;
+                return log_error_errno(r, "Event loop failed: %m");
         log_info("Stopping.");
         (void) sd_notify(false, "STOPPING=1");
-        return r;
+        return 0;
 }
 
 int main(int argc, char *argv[]) {
-        return run(argc, argv);
+        int r;
+
+        log_set_prefix("ioschedd");
+        r = parse_argv(argc, argv);
+        if (r <= 0)
+                return r < 0 ? EXIT_USAGE : EXIT_SUCCESS;
+        if (arg.log_level >= 0)
+                log_set_max_level(arg.log_level);
+        return run(argc, argv) < 0 ? EXIT_FAILURE : EXIT_SUCCESS;
 }

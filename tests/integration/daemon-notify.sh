@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: LGPL-2.1-or-later
 # What systemd would see of ioschedd (Type=notify, WatchdogSec=): READY=1 once the bus name is
-# taken, STATUS=, RELOADING=1 then READY=1 on SIGHUP, WATCHDOG=1 pings, STOPPING=1 on SIGTERM.
+# taken, STATUS=, RELOADING=1 then READY=1 on SIGHUP and on the Reload method, WATCHDOG=1 pings,
+# STOPPING=1 on SIGTERM.
 # The notification socket is a datagram socket of the test's own.
 . "$(dirname "$0")/../lib/common.sh"
 . "$(dirname "$0")/../lib/daemon.sh"
@@ -47,6 +48,11 @@ n_ready=$(grep -cx READY=1 "$TEST_TMP/notifications")
 kill -HUP "$IOSCHEDD_PID"
 wait_until 60 has -x RELOADING=1 "$TEST_TMP/notifications" || fail "no RELOADING=1"
 wait_until 60 sh -c "[ \$(grep -cx READY=1 '$TEST_TMP/notifications') -gt $n_ready ]" || fail "no READY=1 after the reload"
+# The Reload method is a reload too: RELOADING=1, then READY=1 again.
+n_ready=$(grep -cx READY=1 "$TEST_TMP/notifications")
+mgr Reload
+wait_until 60 sh -c "[ \$(grep -cx RELOADING=1 '$TEST_TMP/notifications') -ge 2 ]" || fail "no RELOADING=1 for Reload"
+wait_until 60 sh -c "[ \$(grep -cx READY=1 '$TEST_TMP/notifications') -gt $n_ready ]" || fail "no READY=1 after Reload"
 
 kill "$IOSCHEDD_PID"
 wait "$IOSCHEDD_PID" || fail "exit status $? on SIGTERM"

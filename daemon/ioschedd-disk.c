@@ -1,0 +1,273 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+#include <assert.h>
+
+#include "ioschedd-disk-bus.h"
+#include "ioschedd-disk.h"
+#include "ioschedd-manager-bus.h"
+#include "ioschedd-manager.h"
+#include "log.h"
+#include "report.h"
+#include "util.h"
+
+int disk_object_new(Manager *m, const char *name, DiskObject **ret) {
+        _cleanup_(disk_object_freep) DiskObject *d = NULL;
+
+        assert(m && name && ret);
+        if (!disk_name_is_valid(name))
+                return -EINVAL;
+        d = calloc(1, sizeof(DiskObject));
+        if (!d)
+                return -ENOMEM;
+        d->manager = m;
+        d->name = strdup(name);
+        if (!d->name)
+                return -ENOMEM;
+        *ret = TAKE_PTR(d);
+        return 0;
+}
+
+DiskObject *disk_object_free(DiskObject *d) {
+        if (!d)
+                return NULL;
+        assert(!d->running);
+        disk_reading_done(&d->reading);
+        for (int k = 0; k < _JOB_KIND_MAX; k++)
+                completion_list_free(&d->want_waiting[k]);
+        strv_free(d->want_props);
+        strv_free(d->last_changes);
+        free(d->last_error);
+        free(d->name);
+        return mfree(d);
+}
+
+void disk_object_drop_wants(DiskObject *d) {
+        assert(d);
+        for (int k = 0; k < _JOB_KIND_MAX; k++) {
+                const JobResult gone = { .kind = k, .name = d->name, .error = -ENODEV };
+
+                d->want[k] = false;
+                completion_list_done(&d->want_waiting[k], &gone);
+        }
+}
+
+static int disk_object_start_next(DiskObject *d) {
+        Manager *m = d->manager;
+        JobKind kind;
+        Job *j;
+
+        if (d->running || d->gone)
+                return 0;
+        if (d->want[JOB_APPLY])
+                kind = JOB_APPLY;
+        else if (d->want[JOB_PLAN])
+                kind = JOB_PLAN;
+        else
+                return 0;
+
+        j = job_new(kind, d, d->name, m->config);
+        if (!j)
+                return -ENOMEM;
+        j->udev_props = TAKE_PTR(d->want_props);
+        /* After a uevent, a disk read before needs only what its policy looks at and sets;
+         * in a storm each disk has three or four such events, and the rest of a full read
+         * (thirty-odd sysfs lookups) is what competes with the kernel creating the disks.
+         * While a storm lasts (many jobs queued), so does a disk's first job. */
+        j->partial = kind == JOB_APPLY && !d->want_full &&
+                     (disk_object_is_published(d) || m->n_running >= IOSCHEDD_STORM_JOBS);
+        d->want_full = false;
+        j->waiting = d->want_waiting[kind];
+        d->want_waiting[kind] = (CompletionList) {};
+        d->want[kind] = false;
+        d->running = j;
+        manager_submit_job(m, j);
+        return 0;
+}
+
+int disk_object_want(DiskObject *d, JobKind kind, char * const *props, Completion *c) {
+        int r;
+
+        assert(d && kind >= 0 && kind < _JOB_KIND_MAX);
+        if (d->gone)
+                return -ENODEV;
+        if (c) {
+                r = completion_list_add(&d->want_waiting[kind], c);
+                if (r < 0)
+                        return r;
+        }
+        if (props) {
+                char **copy = strv_copy(props);
+
+                if (!copy)
+                        return -ENOMEM;
+                strv_free(d->want_props);
+                d->want_props = copy;
+        }
+        d->want[kind] = true;
+        return disk_object_start_next(d);
+}
+
+int disk_object_queue(DiskObject *d, JobKind kind, char * const *props, Completion *c) {
+        assert(d);
+        if (!d->gone)
+                d->want_full = true;
+        return disk_object_want(d, kind, props, c);
+}
+
+void disk_object_hold(DiskObject *d, char ***props) {
+        assert(d && !d->gone);
+        if (props && *props) {
+                strv_free(d->want_props);
+                d->want_props = TAKE_PTR(*props);
+        }
+        d->held = true;
+}
+
+int disk_object_release(DiskObject *d) {
+        assert(d && d->held);
+        d->held = false;
+        /* In full: the CPUs are free now, and no refresh is needed after it. */
+        return disk_object_queue(d, JOB_APPLY, NULL, NULL);
+}
+
+/* Said once in the daemon's life, not per disk and event. */
+static void log_iocost_once(const DiskObject *d, const Plan *report) {
+        static bool told_two_writers, told_iocost_na;
+        const Disk *disk = d->reading.disk;
+
+        if (!told_two_writers && report_iocost_two_writers(disk, report)) {
+                log_warning("%s: systemd's 90-iocost.rules also writes io.cost.qos and io.cost.model for this "
+                            "disk on every udev event; turn one of the two off (see iosched.conf(5)).", d->name);
+                told_two_writers = true;
+        }
+        for (size_t i = 0; i < report->n_actions && !told_iocost_na; i++)
+                if (report->actions[i].attr->file != ATTR_FILE_QUEUE &&
+                    report->actions[i].outcome == OUTCOME_UNSUPPORTED && disk &&
+                    disk->iocost[ATTR_FILE_IOCOST_QOS].err == -ENOENT) {
+                        log_full_errno(LOG_NOTICE, 0, "iocost.* keys are not applicable on this system: no "
+                                       "cgroup v2 hierarchy with the io controller.");
+                        told_iocost_na = true;
+                }
+}
+
+/* What LastChanges shows of a report: each written action's key, old and new value. Kept
+ * instead of the report: most disks have nothing in it, and a report is a few hundred bytes. */
+static int report_changes(const Plan *report, char ***ret) {
+        _cleanup_(strv_freep) char **l = NULL;
+
+        for (size_t i = 0; i < report->n_actions; i++) {
+                const Action *a = &report->actions[i];
+
+                if (a->outcome != OUTCOME_WRITTEN)
+                        continue;
+                if (strv_extend(&l, a->key) < 0 || strv_extend(&l, strempty(a->current)) < 0 ||
+                    strv_extend(&l, strempty(a->result ?: a->write)) < 0)
+                        return -ENOMEM;
+        }
+        *ret = TAKE_PTR(l);
+        return 0;
+}
+
+static void disk_object_set_error(DiskObject *d, char *error) {
+        if (!streq_ptr(d->last_error, error))
+                d->dirty |= DISK_FIELD_BIT(DISK_OBJECT_LAST_ERROR);
+        free(d->last_error);
+        d->last_error = error;
+}
+
+/* Swap in what a job read: the bus shows it; mark what a client would see change. */
+static void disk_object_take_reading(DiskObject *d, Job *j) {
+        Disk *old = d->reading.disk;
+        uint64_t taken = 0;
+
+        /* What a partial job did not read is the last reading's (unless this is another
+         * device of the same name: then it stays unknown); either way the disk is read in
+         * full once the events are over. A new diskseq alone is new media in the same
+         * queue (a loop device's LOOP_CONFIGURE): the queue's attributes stay its own. */
+        if (j->partial && old && streq_ptr(old->devnum, j->reading.disk->devnum))
+                taken = disk_keep_unloaded(j->reading.disk, old);
+        d->dirty |= disk_diff(old, j->reading.disk) & ~taken;
+        if (!resolved_equal(d->reading.resolved, j->reading.resolved))
+                d->dirty |= DISK_FIELD_BIT(DISK_OBJECT_DESIRED) | DISK_FIELD_BIT(DISK_OBJECT_RULES);
+        disk_reading_done(&d->reading);
+        d->reading = j->reading;
+        j->reading = (DiskReading) {};
+        d->partial = j->partial;
+        if (d->partial)
+                manager_arm_refresh(d->manager);
+}
+
+/* An apply's outcome: the log, Applied, the counters, LastError, LastChanges, LastApplied. */
+static void disk_object_take_report(DiskObject *d, Job *j, const ReportSummary *sum) {
+        Manager *m = d->manager;
+        const Action *f = sum->first_failure;
+        char **changes = NULL;
+
+        report_log(d->name, j->report);
+        log_iocost_once(d, j->report);
+        if (sum->written > 0)
+                manager_bus_emit_applied(m, d, j->report);
+        manager_count_writes(m, &j->stats);
+        disk_object_set_error(d, f ? strdup_printf("%s: %s", f->key, strna(f->reason)) : NULL);
+        if (report_changes(j->report, &changes) < 0)
+                log_oom();      /* LastChanges stays as it was */
+        else if (!strv_equal(d->last_changes, changes)) {
+                d->dirty |= DISK_FIELD_BIT(DISK_OBJECT_LAST_CHANGES);
+                strv_free(d->last_changes);
+                d->last_changes = changes;
+        } else
+                strv_free(changes);
+        d->last_applied = manager_now(m, CLOCK_REALTIME);
+        d->dirty |= DISK_FIELD_BIT(DISK_OBJECT_LAST_APPLIED);
+}
+
+static void disk_object_take_results(DiskObject *d, Job *j, const ReportSummary *sum) {
+        bool first = !disk_object_is_published(d);
+
+        disk_object_take_reading(d, j);
+        if (j->kind == JOB_APPLY)
+                disk_object_take_report(d, j, sum);
+        if (first) {
+                d->dirty = 0;   /* InterfacesAdded carries every property */
+                disk_bus_emit_added(d);
+        } else
+                disk_bus_emit_changed(d);
+}
+
+void disk_object_job_finished(DiskObject *d, Job *j) {
+        _cleanup_(job_freep) Job *job = j;
+        ReportSummary sum;
+        JobResult result;
+        bool gone;
+
+        assert(d && j && d->running == j);
+        d->running = NULL;
+        report_summarize(j->report, &sum);
+        gone = j->error < 0 ? ERRNO_IS_GONE(j->error) : sum.gone;
+        log_debug("%s: %s done in %llu ms (%u written, %u already right)%s", d->name,
+                  j->kind == JOB_APPLY ? "apply" : "plan",
+                  (unsigned long long) (j->usec_end - j->usec_start) / 1000, j->stats.written,
+                  j->stats.skipped, j->error < 0 ? ", failed" : "");
+
+        if (!d->gone && !gone && j->error >= 0)
+                disk_object_take_results(d, j, &sum);
+        else if (!d->gone && !gone) {
+                log_warning_errno(j->error, "%s: cannot read the disk: %m", d->name);
+                disk_object_set_error(d, strdup_printf("cannot read the disk: %s", strerror(-j->error)));
+                if (disk_object_is_published(d))
+                        disk_bus_emit_changed(d);
+        }
+
+        /* Whichever way the disk went (ENOENT of a file, ENXIO of a node), it is -ENODEV to
+         * who waits. */
+        result = (JobResult) { .kind = j->kind, .name = j->name, .error = gone ? -ENODEV : j->error,
+                               .report = j->report };
+        completion_list_done(&j->waiting, &result);
+
+        if (gone && !d->gone) {
+                log_debug("%s: gone while it was read or written.", d->name);
+                manager_remove_disk(d->manager, d);     /* frees d: it runs nothing now */
+        } else if (d->gone)
+                disk_object_free(d);
+        else
+                (void) disk_object_start_next(d);
+}

@@ -1,0 +1,172 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+#include <assert.h>
+
+#include "ioschedd-job.h"
+#include "sysfs.h"
+#include "util.h"
+
+/* A worker idle this long ends: at rest the daemon keeps no 32 stacks (~20 KiB each). */
+#define JOB_WORKER_IDLE_USEC (10 * 1000000ULL)
+
+void completion_init(Completion *c, const CompletionOps *ops) {
+        assert(c && ops && ops->done);
+        *c = (Completion) { .ops = ops, .n_ref = 1 };
+}
+
+static Completion *completion_ref(Completion *c) {
+        if (c)
+                c->n_ref++;
+        return c;
+}
+
+Completion *completion_unref(Completion *c) {
+        if (!c)
+                return NULL;
+        assert(c->n_ref > 0);
+        if (--c->n_ref == 0 && c->ops->free)
+                c->ops->free(c);
+        return NULL;
+}
+
+static void completion_maybe_done(Completion *c) {
+        if (!c->armed || c->n_pending > 0)
+                return;
+        c->armed = false;       /* done once */
+        c->ops->done(c);
+}
+
+void completion_arm(Completion *c) {
+        assert(c);
+        c->armed = true;
+        completion_maybe_done(c);
+}
+
+static void completion_job_done(Completion *c, const JobResult *result) {
+        assert(c->n_pending > 0);
+        c->n_pending--;
+        if (c->ops->job_done)
+                c->ops->job_done(c, result);
+        completion_maybe_done(c);
+}
+
+int completion_list_add(CompletionList *l, Completion *c) {
+        Completion **a;
+
+        assert(l && c);
+        a = reallocarray(l->items, l->n + 1, sizeof(Completion *));
+        if (!a)
+                return -ENOMEM;
+        l->items = a;
+        a[l->n++] = completion_ref(c);
+        c->n_pending++;
+        return 0;
+}
+
+void completion_list_done(CompletionList *l, const JobResult *result) {
+        CompletionList taken = *l;
+
+        assert(l && result);
+        /* Emptied first: a completion's done may queue more work for the same disk. */
+        *l = (CompletionList) {};
+        for (size_t i = 0; i < taken.n; i++)
+                completion_job_done(taken.items[i], result);
+        completion_list_free(&taken);
+}
+
+void completion_list_free(CompletionList *l) {
+        assert(l);
+        for (size_t i = 0; i < l->n; i++)
+                completion_unref(l->items[i]);
+        free(l->items);
+        *l = (CompletionList) {};
+}
+
+void disk_reading_done(DiskReading *r) {
+        assert(r);
+        resolved_free(r->resolved);
+        disk_free(r->disk);
+        config_unref(r->config);
+        *r = (DiskReading) {};
+}
+
+/* On a worker thread: everything that blocks on sysfs. */
+static void job_run(WorkItem *item, void *thread_data) {
+        Job *j = container_of(item, Job, item);
+        const Config *config = j->reading.config;
+        Sysfs *s = thread_data;
+        DiskLoad l = config->load;
+        int r;
+
+        j->usec_start = now_usec();
+        /* A partial job reads what the policy needs; with udev's properties here, the identity
+         * too (it costs no lookup but "device"). */
+        l.identity = l.identity || j->udev_props;
+        r = sysfs_load_disk(s, j->name, j->udev_props, j->partial ? &l : NULL, &j->reading.disk);
+        if (r < 0)
+                goto finish;
+        if (j->reading.disk->partition) {
+                r = -ENODEV;    /* renamed or re-created as a partition: not ours */
+                goto finish;
+        }
+        r = policy_resolve(config->policy, j->reading.disk, &j->reading.resolved);
+        if (r < 0)
+                goto finish;
+        if (j->kind == JOB_APPLY)
+                r = apply_disk(s, j->reading.disk, j->reading.resolved, APPLY_LOCK, &j->report, &j->stats);
+        else
+                r = plan_build(j->reading.disk, j->reading.resolved, &j->report);
+finish:
+        j->error = r < 0 ? r : 0;
+        j->usec_end = now_usec();
+}
+
+Job *job_new(JobKind kind, DiskObject *disk, const char *name, Config *config) {
+        _cleanup_(job_freep) Job *j = NULL;
+
+        assert(kind >= 0 && kind < _JOB_KIND_MAX && name && config);
+        j = calloc(1, sizeof(Job));
+        if (!j)
+                return NULL;
+        j->item.run = job_run;
+        j->kind = kind;
+        j->disk = disk;
+        j->reading.config = config_ref(config);
+        j->name = strdup(name);
+        if (!j->name)
+                return NULL;
+        return TAKE_PTR(j);
+}
+
+Job *job_free(Job *j) {
+        if (!j)
+                return NULL;
+        completion_list_free(&j->waiting);
+        free(j->name);
+        strv_free(j->udev_props);
+        disk_reading_done(&j->reading);
+        plan_free(j->report);
+        free(j);
+        return NULL;
+}
+
+static int job_thread_init(void *userdata, void **ret) {
+        const char *sysfs_root = userdata;
+        Sysfs *s;
+        int r;
+
+        r = sysfs_new(sysfs_root, &s);
+        if (r < 0)
+                return r;
+        *ret = s;
+        return 0;
+}
+
+static void job_thread_done(void *thread_data) {
+        sysfs_free(thread_data);
+}
+
+const WorkerPoolOps job_worker_ops = {
+        .thread_init = job_thread_init,
+        .thread_done = job_thread_done,
+        .idle_usec = JOB_WORKER_IDLE_USEC,
+};

@@ -1,0 +1,325 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+#include <assert.h>
+#include <limits.h>
+
+#include "ioschedd-manager.h"
+#include "ioschedd-uevent.h"
+#include "log.h"
+#include "sysfs.h"
+#include "util.h"
+
+/*
+ * A burst of the kernel's uevents is disks being created (a storm: hundreds at boot, a
+ * multipath rescan). Each new disk is brought to policy on its kernel uevent; udev's events
+ * for it come later, while the burst goes on, and each would read the disk again to put back
+ * what another rule wrote. Those reads take kernfs's lock against the kernel creating the next
+ * disks, and with 2 CPUs they made the creation itself a third slower (bench/storm). So during
+ * a burst only a disk's kernel "add" is acted on at once; its kernel "change" and udev's
+ * events are held (udev's properties kept for the job), and every held disk is read in full
+ * and checked once the burst is over: UEVENT_BURST_QUIET_USEC without a kernel uevent, or
+ * UEVENT_BURST_MAX_USEC after the first was held.
+ */
+static bool uevent_in_burst(const UeventMonitor *u, uint64_t now) {
+        return u->burst_events >= UEVENT_BURST_EVENTS && now - u->burst_last < UEVENT_BURST_QUIET_USEC;
+}
+
+static int on_burst_over(sd_event_source *s, uint64_t usec, void *userdata) {
+        uevent_burst_over(userdata);
+        return 0;
+}
+
+static void uevent_arm_burst_over(UeventMonitor *u) {
+        uint64_t when = MIN(u->burst_last + UEVENT_BURST_QUIET_USEC, u->held_since + UEVENT_BURST_MAX_USEC);
+        int r;
+
+        r = manager_arm_timer(u->manager, &u->burst_source, when, on_burst_over, u, "burst-over");
+        if (r < 0) {
+                log_warning_errno(r, "Cannot arm the end of a uevent burst, checking the held disks now: %m");
+                u->burst_events = 0;    /* no holding without the timer */
+                uevent_burst_over(u);
+        }
+}
+
+void uevent_burst_over(UeventMonitor *u) {
+        Manager *m;
+        uint64_t now;
+        size_t n = 0;
+
+        assert(u);
+        m = u->manager;
+        now = manager_now(m, CLOCK_MONOTONIC);
+        if (u->n_held == 0)
+                return;
+        if (uevent_in_burst(u, now) && now - u->held_since < UEVENT_BURST_MAX_USEC) {
+                uevent_arm_burst_over(u);
+                return;
+        }
+        for (size_t i = 0; i < m->n_disks; i++) {
+                if (!m->disks[i]->held)
+                        continue;
+                n++;
+                if (disk_object_release(m->disks[i]) == -ENOMEM)
+                        log_oom();      /* the next event, the verify timer or a rescan reads it */
+        }
+        u->n_held = 0;
+        log_debug("A burst of kernel uevents is over: checking %zu disk(s) udev had events for.", n);
+}
+
+static void uevent_count_kernel_event(UeventMonitor *u) {
+        uint64_t now = manager_now(u->manager, CLOCK_MONOTONIC);
+
+        if (now - u->burst_last >= UEVENT_BURST_QUIET_USEC)
+                u->burst_events = 0;
+        u->burst_last = now;
+        if (u->burst_events < UINT_MAX)
+                u->burst_events++;
+        if (u->n_held > 0)
+                uevent_arm_burst_over(u);
+}
+
+/* During a burst: hold a later event for @d (read or being read) until its end; @props, udev's
+ * properties, are taken for the job then. Return: true if held. */
+static bool uevent_hold(UeventMonitor *u, DiskObject *d, char ***props) {
+        uint64_t now = manager_now(u->manager, CLOCK_MONOTONIC);
+
+        if (!(disk_object_is_published(d) || d->running) || !uevent_in_burst(u, now))
+                return false;
+        if (!d->held && u->n_held++ == 0)
+                u->held_since = now;
+        disk_object_hold(d, props);
+        uevent_arm_burst_over(u);
+        return true;
+}
+
+void uevent_forget(UeventMonitor *u, DiskObject *d) {
+        assert(d);
+        if (!u || !d->held)
+                return;
+        d->held = false;
+        u->n_held--;
+}
+
+/* The disk of an event, added to the manager if new; NULL when out of memory. */
+static DiskObject *uevent_disk(UeventMonitor *u, const char *name) {
+        DiskObject *d = manager_find_disk(u->manager, name);
+
+        if (!d && manager_add_disk(u->manager, name, &d) < 0) {
+                log_oom();
+                return NULL;
+        }
+        return d;
+}
+
+/*
+ * A kernel uevent reaches us before udev has run its rules for it (udev's own broadcast comes
+ * after them, a storm of hundreds of disks seconds later). When no rule matches on anything only
+ * udev knows (policy_needs_udev()), the disk resolves the same now as after udev: act at once.
+ * The job reads udev's database as it is (the identity udev gave the disk so far); udev's event
+ * queues the disk again, which finds it at policy and writes nothing. Removals wait for udev.
+ */
+void uevent_handle_kernel(UeventMonitor *u, const char *action, const char *name) {
+        const Config *c = u->manager->config;
+        DiskObject *d;
+
+        assert(u);
+        if (!action || !name || !(streq(action, "add") || streq(action, "change")))
+                return;
+        if (!c || policy_needs_udev(c->policy) || !disk_name_is_valid(name))
+                return;
+        log_debug("%s: kernel uevent %s", name, action);
+        uevent_count_kernel_event(u);
+        d = uevent_disk(u, name);
+        if (!d)
+                return;
+        /* A change (new media: a loop device's backing file) leaves the scheduler as it is. An
+         * add is acted on at once: it may be another disk of the same name. */
+        if (streq(action, "change") && uevent_hold(u, d, NULL))
+                return;
+        if (disk_object_want(d, JOB_APPLY, NULL, NULL) == -ENOMEM)
+                log_oom();
+}
+
+void uevent_handle_udev(UeventMonitor *u, const char *action, const char *name, const char *old_name,
+                        char ***props) {
+        Manager *m;
+        DiskObject *d;
+
+        assert(u);
+        m = u->manager;
+        if (!action || !name)
+                return;
+        if (!disk_name_is_valid(name)) {
+                log_debug("Ignoring event for a device with an invalid name.");
+                return;
+        }
+        log_debug("%s: uevent %s", name, action);
+        d = manager_find_disk(m, name);
+        if (streq(action, "remove")) {
+                if (d)
+                        manager_remove_disk(m, d);
+                return;
+        }
+        if (streq(action, "move") && old_name) {
+                DiskObject *o = manager_find_disk(m, old_name);
+
+                if (o && o != d)
+                        manager_remove_disk(m, o);
+        }
+        d = d ?: uevent_disk(u, name);
+        if (!d || uevent_hold(u, d, props))
+                return;
+        if (disk_object_want(d, JOB_APPLY, props ? *props : NULL, NULL) == -ENOMEM)
+                log_oom();
+}
+
+/* The udev properties a job reads (udev_disk_keys): libudev builds the list of all of a
+ * device's properties anew for each event, and that list is most of what an event costs us;
+ * the list only when the policy sets iocost keys (the hwdb's IOCOST_* properties). */
+static int device_props(struct udev_device *dev, bool all, char ***ret) {
+        _cleanup_(strv_freep) char **l = NULL;
+        struct udev_list_entry *e;
+        size_t n = 0;
+        int r;
+
+        l = calloc(1, sizeof(char *));
+        if (!l)
+                return -ENOMEM;
+        if (!all) {
+                for (const char *const *k = udev_disk_keys; *k; k++) {
+                        const char *v = udev_device_get_property_value(dev, *k);
+
+                        if (v && strv_push(&l, strdup_printf("%s=%s", *k, v)) < 0)
+                                return -ENOMEM;
+                }
+                *ret = TAKE_PTR(l);
+                return 0;
+        }
+        udev_list_entry_foreach(e, udev_device_get_properties_list_entry(dev)) {
+                /* Bound what one event can make us keep. */
+                if (++n > 256)
+                        break;
+                r = strv_push(&l, strdup_printf("%s=%s", udev_list_entry_get_name(e),
+                                                strempty(udev_list_entry_get_value(e))));
+                if (r < 0)
+                        return r;
+        }
+        *ret = TAKE_PTR(l);
+        return 0;
+}
+
+static void uevent_dispatch(UeventMonitor *u, struct udev_device *dev, bool kernel) {
+        const char *action = udev_device_get_action(dev), *name = udev_device_get_sysname(dev);
+        const Config *c = u->manager->config;
+        _cleanup_(strv_freep) char **props = NULL;
+        const char *old, *base;
+
+        if (kernel) {
+                uevent_handle_kernel(u, action, name);
+                return;
+        }
+        if (action && !streq(action, "remove") &&
+            device_props(dev, !c || (c->load.attrs & ATTR_IOCOST_BITS_MASK), &props) < 0) {
+                log_oom();
+                return;
+        }
+        old = udev_device_get_property_value(dev, "DEVPATH_OLD");
+        base = old ? strrchr(old, '/') : NULL;
+        uevent_handle_udev(u, action, name, base ? base + 1 : NULL, &props);
+}
+
+static int on_monitor(sd_event_source *s, int fd, uint32_t revents, void *userdata) {
+        UeventMonitor *u = userdata;
+        bool kernel = u->kernel_monitor && fd == udev_monitor_get_fd(u->kernel_monitor);
+        struct udev_monitor *mon = kernel ? u->kernel_monitor : u->monitor;
+
+        /* Take everything that is there: events for one disk coalesce into one job. */
+        for (unsigned n = 0; n < 4096; n++) {
+                struct udev_device *dev = udev_monitor_receive_device(mon);
+
+                if (!dev) {
+                        if (errno == ENOBUFS) {
+                                log_warning("The udev monitor lost events (receive buffer full): "
+                                            "reading every disk again.");
+                                (void) manager_rescan(u->manager, NULL);
+                                continue;
+                        }
+                        break;
+                }
+                uevent_dispatch(u, dev, kernel);
+                udev_device_unref(dev);
+        }
+        return 0;
+}
+
+/* A monitor of block disks: @source "udev" (after udev's rules, with its properties) or
+ * "kernel" (the kernel's uevents, before them). */
+static int uevent_add_monitor(UeventMonitor *u, const char *source, int buffer,
+                              struct udev_monitor **ret_monitor, sd_event_source **ret_source) {
+        struct udev_monitor *mon;
+        int r;
+
+        mon = *ret_monitor = udev_monitor_new_from_netlink(u->udev, source);
+        if (!mon)
+                return log_error_errno(errno ?: ENOMEM, "Cannot create a %s monitor: %m", source);
+        r = udev_monitor_filter_add_match_subsystem_devtype(mon, "block", "disk");
+        if (r < 0)
+                return log_error_errno(r, "Cannot filter the %s monitor: %m", source);
+        /* Storms of add events (hundreds of disks at once) must not overflow the socket; if
+         * they do anyway, ENOBUFS makes us read every disk again. */
+        r = udev_monitor_set_receive_buffer_size(mon, buffer);
+        if (r < 0)
+                log_warning_errno(r, "Cannot enlarge the %s monitor's buffer: %m", source);
+        r = udev_monitor_enable_receiving(mon);
+        if (r < 0)
+                return log_error_errno(r, "Cannot start the %s monitor: %m", source);
+        r = sd_event_add_io(u->manager->event, ret_source, udev_monitor_get_fd(mon), EPOLLIN,
+                            on_monitor, u);
+        if (r < 0)
+                return log_error_errno(r, "Cannot watch the %s monitor: %m", source);
+        (void) sd_event_source_set_description(*ret_source, streq(source, "udev") ? "udev-monitor" :
+                                                                                   "kernel-monitor");
+        return 0;
+}
+
+int uevent_monitor_new(Manager *m, UeventMonitor **ret) {
+        UeventMonitor *u;
+
+        assert(m && ret);
+        u = calloc(1, sizeof(UeventMonitor));
+        if (!u)
+                return -ENOMEM;
+        u->manager = m;
+        *ret = u;
+        return 0;
+}
+
+int uevent_monitor_start(UeventMonitor *u, bool kernel_events, int buffer) {
+        int r;
+
+        assert(u && u->manager->event && !u->udev);
+        u->udev = udev_new();
+        if (!u->udev)
+                return log_oom();
+        r = uevent_add_monitor(u, "udev", buffer, &u->monitor, &u->monitor_source);
+        if (r < 0)
+                return r;
+        if (kernel_events)
+                r = uevent_add_monitor(u, "kernel", buffer, &u->kernel_monitor, &u->kernel_monitor_source);
+        return r;
+}
+
+/* A monitor and the loop's watch of it go together. */
+static void monitor_close(struct udev_monitor **mon, sd_event_source **s) {
+        *s = sd_event_source_disable_unref(*s);
+        *mon = udev_monitor_unref(*mon);
+}
+
+UeventMonitor *uevent_monitor_free(UeventMonitor *u) {
+        if (!u)
+                return NULL;
+        monitor_close(&u->monitor, &u->monitor_source);
+        monitor_close(&u->kernel_monitor, &u->kernel_monitor_source);
+        sd_event_source_disable_unref(u->burst_source);
+        udev_unref(u->udev);
+        return mfree(u);
+}

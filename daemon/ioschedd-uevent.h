@@ -1,0 +1,69 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+#pragma once
+
+#include <libudev.h>
+#include <systemd/sd-event.h>
+
+#include "ioschedd-disk.h"
+
+/*
+ * The uevents of block disks, from udev (after its rules ran, with its properties) and from
+ * the kernel (before them), and bursts of the kernel's: disks being created.
+ */
+
+/* This many of the kernel's uevents, each within UEVENT_BURST_QUIET_USEC of the one before,
+ * are a burst (disks being created): a disk's events after its kernel "add" wait for its end,
+ * at most UEVENT_BURST_MAX_USEC after the first was held. */
+#define UEVENT_BURST_EVENTS 16
+#define UEVENT_BURST_QUIET_USEC (50 * 1000ULL)
+#define UEVENT_BURST_MAX_USEC (5 * 1000000ULL)
+
+typedef struct UeventMonitor {
+        Manager *manager;
+        struct udev *udev;
+        struct udev_monitor *monitor;
+        struct udev_monitor *kernel_monitor;    /* the kernel's uevents, before udev's rules */
+        sd_event_source *monitor_source, *kernel_monitor_source;
+        sd_event_source *burst_source;          /* ends a burst of kernel uevents: the held disks */
+        uint64_t burst_last, held_since;        /* CLOCK_MONOTONIC usec */
+        unsigned burst_events;                  /* kernel uevents in the current burst */
+        size_t n_held;
+} UeventMonitor;
+
+/* A monitor that listens to nothing yet (uevent_monitor_start()); the tests hand it events. */
+int uevent_monitor_new(Manager *m, UeventMonitor **ret);
+
+/**
+ * uevent_monitor_start() - listen to udev's events of block disks and, with @kernel_events,
+ * to the kernel's
+ * @u: the monitor; the manager's loop watches the sockets
+ * @kernel_events: act on the kernel's uevents too (when the policy allows it)
+ * @buffer: the receive buffer of each socket, bytes
+ *
+ * Return: 0 or a negative errno (logged).
+ */
+int uevent_monitor_start(UeventMonitor *u, bool kernel_events, int buffer);
+UeventMonitor *uevent_monitor_free(UeventMonitor *u);
+DEFINE_TRIVIAL_CLEANUP_FUNC(UeventMonitor *, uevent_monitor_free);
+
+/**
+ * uevent_handle_udev() - udev's event for a disk: queue it, or during a burst hold it
+ * @u: the monitor
+ * @action: "add", "change", "remove", "move", ...
+ * @name: the disk's kernel name
+ * @old_name: for "move", the name before, may be NULL
+ * @props: udev's properties of the event ("KEY=value"), taken; may be NULL
+ */
+void uevent_handle_udev(UeventMonitor *u, const char *action, const char *name, const char *old_name,
+                        char ***props);
+
+/* The kernel's uevent for a disk, before udev's rules ran: an "add" or "change" queues it at
+ * once when no rule matches on what only udev knows (policy_needs_udev()). */
+void uevent_handle_kernel(UeventMonitor *u, const char *action, const char *name);
+
+/* The end of a burst (the burst-over timer): every held disk is read in full and applied; a
+ * burst still going on arms the timer again. */
+void uevent_burst_over(UeventMonitor *u);
+
+/* @d leaves the manager: it is held no more. */
+void uevent_forget(UeventMonitor *u, DiskObject *d);
