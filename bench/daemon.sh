@@ -25,6 +25,24 @@ daemon_rss() {
         awk '/^VmRSS:/ { r = $2 } /^VmHWM:/ { h = $2 } END { print r, h }' "/proc/$IOSCHEDD_PID/status"
 }
 
+# The daemon's own memory, kB: RssAnon (its heap, stacks and anonymous mappings). VmRSS also
+# counts the pages of the shared libraries it maps (3.4 MB of libc, libsystemd and what they
+# link), which are not the daemon's and are shared with every other program that maps them.
+daemon_anon() {
+        awk '/^RssAnon:/ { print $2 }' "/proc/$IOSCHEDD_PID/status"
+}
+
+# proc_cpu_us PID: the CPU time (user and system) of the process, its ended threads too, in µs
+# (counted in clock ticks: 10 ms on most kernels).
+proc_cpu_us() {
+        awk -v hz="$(getconf CLK_TCK)" '{ sub(/^.*\) /, ""); printf "%d\n", ($12 + $13) * 1000000 / hz }' \
+                "/proc/$1/stat"
+}
+
+# proc_run_ns PID: the time the process's main thread ran, in ns (/proc/PID/schedstat: exact;
+# for single-threaded dbus-daemon, the process's time).
+proc_run_ns() { cut -d' ' -f1 "/proc/$1/schedstat"; }
+
 # Context switches of every thread of PID, summed: each one is a wake-up of a sleeping thread
 # (voluntary) or a preemption (involuntary).
 proc_ctxsw() {

@@ -5,7 +5,8 @@
  *
  *   busprobe reads PERIOD_MS OUTFILE
  *       Until SIGTERM/SIGINT: every PERIOD_MS read the Manager's WritesDone property; append
- *       each call's latency in microseconds to OUTFILE ("-1" for a failed call).
+ *       each call's latency in microseconds to OUTFILE ("-1" for a failed call), a line as
+ *       each call returns.
  *   busprobe wait-applied SINCE_US TIMEOUT_S DISK...
  *       Poll (every 5 ms) until every DISK's LastApplied (CLOCK_REALTIME µs) is >= SINCE_US;
  *       print the latest of them minus SINCE_US, in ms. Exit 2 on timeout.
@@ -79,6 +80,8 @@ static int do_reads(long period_ms, const char *outfile) {
         out = fopen(outfile, "ae");
         if (!out)
                 return 1;
+        /* A line per read as it is made: bench/storm counts them while the probe runs. */
+        setvbuf(out, NULL, _IOLBF, 0);
         signal(SIGTERM, on_signal);
         signal(SIGINT, on_signal);
         while (!stop) {
