@@ -1,0 +1,179 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/*
+ * The bus API of a manager on a fake kernel, over a socket pair (no dbus-daemon): every
+ * property is the list's of src/bus-names.h, in its order, with its signature; a disk's
+ * Current is the attribute table's keys the kernel shows; GetManagedObjects lists each disk
+ * with its one interface and the properties GetAll gives; the introspection data is the
+ * shipped XML's.
+ */
+#include <fcntl.h>
+#include <stdarg.h>
+
+#include "bus-names.h"
+#include "daemon-world.h"
+#include "tests.h"
+#include "util.h"
+
+#define SETTINGS "scheduler = mq-deadline\niosched.fifo_batch = 8\nnr_requests = 64"
+
+static char *dump(sd_bus_message *m) {
+        char *text = NULL;
+        size_t size = 0;
+        FILE *f = open_memstream(&text, &size);
+
+        assert_non_null(f);
+        assert_int_equal(sd_bus_message_dump(m, f, SD_BUS_MESSAGE_DUMP_SUBTREE_ONLY), 0);
+        assert_int_equal(fclose(f), 0);
+        return text;
+}
+
+/* An a{sv} of @object's properties, entered: each name is the list's next, with its
+ * signature. */
+static void check_property_list(sd_bus_message *m, BusObject object) {
+        for (BusPropertyId p = 0; p < _BUS_PROPERTY_MAX; p++) {
+                const BusProperty *bp = bus_property(p);
+                const char *name;
+
+                if (bp->object != object)
+                        continue;
+                assert_int_equal(sd_bus_message_enter_container(m, 'e', "sv"), 1);
+                assert_int_equal(sd_bus_message_read_basic(m, 's', &name), 1);
+                assert_string_equal(name, bp->name);
+                assert_int_equal(sd_bus_message_enter_container(m, 'v', bp->signature), 1);
+                assert_int_equal(sd_bus_message_skip(m, bp->signature), 1);
+                assert_int_equal(sd_bus_message_exit_container(m), 1);
+                assert_int_equal(sd_bus_message_exit_container(m), 1);
+        }
+        assert_int_equal(sd_bus_message_at_end(m, false), 1);
+}
+
+static sd_bus_message *get_all(World *w, const char *path, const char *interface) {
+        sd_bus_message *reply = world_call(w, path, "org.freedesktop.DBus.Properties", "GetAll", "s",
+                                           interface);
+
+        assert_false(sd_bus_message_is_method_error(reply, NULL));
+        return reply;
+}
+
+TEST(property_lists) {
+        World *w = world_ran(3, SETTINGS);
+        _cleanup_(sd_bus_message_unrefp) sd_bus_message *manager = NULL, *disk = NULL;
+
+        world_connect_bus(w);
+        manager = get_all(w, BUS_MANAGER_PATH, BUS_MANAGER_INTERFACE);
+        assert_int_equal(sd_bus_message_enter_container(manager, 'a', "{sv}"), 1);
+        check_property_list(manager, BUS_OBJECT_MANAGER);
+        disk = get_all(w, BUS_DISK_PATH_PREFIX "/loop1", BUS_DISK_INTERFACE);
+        assert_int_equal(sd_bus_message_enter_container(disk, 'a', "{sv}"), 1);
+        check_property_list(disk, BUS_OBJECT_DISK);
+        world_free(w);
+}
+
+/* Current: the attribute table's keys that the kernel shows, in its order (the tunables in the
+ * kernel's), spelt as the configuration spells them. */
+TEST(current) {
+        static const char *const want[] = {
+                "scheduler", "mq-deadline",
+                "iosched.read_expire", "500", "iosched.write_expire", "5000",
+                "iosched.writes_starved", "2", "iosched.front_merges", "1", "iosched.fifo_batch", "8",
+                "iosched.async_depth", "48", "iosched.prio_aging_expire", "10000",
+                "nr_requests", "64", "wbt_lat_usec", "2000", "max_sectors_kb", "1280",
+                "rq_affinity", "1", "nomerges", "0", "add_random", "0", "iostats", "1",
+                "read_ahead_kb", "128",
+        };
+        World *w = world_ran(2, SETTINGS);
+        _cleanup_(sd_bus_message_unrefp) sd_bus_message *reply = NULL;
+        _cleanup_(strv_freep) char **got = NULL;
+        const char *k, *v;
+
+        world_connect_bus(w);
+        reply = world_call(w, BUS_DISK_PATH_PREFIX "/loop0", "org.freedesktop.DBus.Properties", "Get", "ss",
+                           BUS_DISK_INTERFACE, bus_property_name(BUS_DISK_CURRENT));
+        assert_int_equal(sd_bus_message_enter_container(reply, 'v', "a{ss}"), 1);
+        assert_int_equal(sd_bus_message_enter_container(reply, 'a', "{ss}"), 1);
+        while (sd_bus_message_read(reply, "{ss}", &k, &v) > 0) {
+                _cleanup_(freep) char *kv = strdup_printf("%s=%s", k, v);
+
+                assert_int_equal(strv_extend(&got, kv), 0);
+        }
+        assert_int_equal(strv_length(got), ELEMENTSOF(want) / 2);
+        for (size_t i = 0, t = 0; i < ELEMENTSOF(want); i += 2) {
+                _cleanup_(freep) char *kv = strdup_printf("%s=%s", want[i], want[i + 1]);
+
+                if (startswith(want[i], IOSCHED_KEY_PREFIX)) {
+                        /* The tunables come together, after the scheduler. */
+                        assert_true(strv_contains(got, kv));
+                        assert_non_null(startswith(got[1 + t++], IOSCHED_KEY_PREFIX));
+                } else
+                        assert_string_equal(got[i / 2], kv);
+        }
+        world_free(w);
+}
+
+/* GetManagedObjects: each published disk with its one interface, the properties equal to
+ * sd-bus's own GetAll (names, order, types, values). */
+TEST(managed_objects) {
+        World *w = world_ran(5, SETTINGS);
+        _cleanup_(sd_bus_message_unrefp) sd_bus_message *reply = NULL;
+        const char *path, *interface;
+        unsigned n = 0;
+
+        world_connect_bus(w);
+        reply = world_call(w, BUS_MANAGER_PATH, "org.freedesktop.DBus.ObjectManager", "GetManagedObjects",
+                           NULL);
+        assert_int_equal(sd_bus_message_enter_container(reply, 'a', "{oa{sa{sv}}}"), 1);
+        while (sd_bus_message_enter_container(reply, 'e', "oa{sa{sv}}") > 0) {
+                _cleanup_(sd_bus_message_unrefp) sd_bus_message *all = NULL;
+                _cleanup_(freep) char *listed = NULL, *got = NULL;
+
+                assert_int_equal(sd_bus_message_read_basic(reply, 'o', &path), 1);
+                assert_int_equal(sd_bus_message_enter_container(reply, 'a', "{sa{sv}}"), 1);
+                assert_int_equal(sd_bus_message_enter_container(reply, 'e', "sa{sv}"), 1);
+                assert_int_equal(sd_bus_message_read_basic(reply, 's', &interface), 1);
+                assert_string_equal(interface, BUS_DISK_INTERFACE);
+                assert_int_equal(sd_bus_message_enter_container(reply, 'a', "{sv}"), 1);
+                listed = dump(reply);
+                assert_int_equal(sd_bus_message_exit_container(reply), 1);      /* a{sv} */
+                all = get_all(w, path, BUS_DISK_INTERFACE);
+                assert_int_equal(sd_bus_message_enter_container(all, 'a', "{sv}"), 1);
+                got = dump(all);
+                assert_string_equal(listed, got);
+                assert_int_equal(sd_bus_message_exit_container(reply), 1);      /* {sa{sv}} */
+                assert_int_equal(sd_bus_message_at_end(reply, false), 1);      /* one interface */
+                assert_int_equal(sd_bus_message_exit_container(reply), 1);
+                assert_int_equal(sd_bus_message_exit_container(reply), 1);
+                n++;
+        }
+        assert_int_equal(n, 5);
+        world_free(w);
+}
+
+/* The interface blocks of dbus/org.iosched1.xml are what the live objects introspect as. */
+static void check_introspection(World *w, const char *path, const char *interface) {
+        _cleanup_(sd_bus_message_unrefp) sd_bus_message *reply = NULL;
+        _cleanup_(freep) char *shipped = NULL, *open_tag = NULL;
+        const char *xml, *a, *b, *end;
+
+        reply = world_call(w, path, "org.freedesktop.DBus.Introspectable", "Introspect", NULL);
+        assert_int_equal(sd_bus_message_read(reply, "s", &xml), 1);
+        assert_int_equal(read_file_bounded(AT_FDCWD, DBUS_DIR "/org.iosched1.xml", 1 << 20, &shipped, NULL), 0);
+        open_tag = strdup_printf(" <interface name=\"%s\">\n", interface);
+        a = strstr(shipped, open_tag);
+        b = strstr(xml, open_tag);
+        assert_non_null(a);
+        assert_non_null(b);
+        end = strstr(a, " </interface>");
+        assert_non_null(end);
+        assert_int_equal(strncmp(a, b, end - a), 0);
+}
+
+TEST(introspection) {
+        World *w = world_ran(1, SETTINGS);
+
+        world_connect_bus(w);
+        check_introspection(w, BUS_MANAGER_PATH, BUS_MANAGER_INTERFACE);
+        check_introspection(w, BUS_DISK_PATH_PREFIX "/loop0", BUS_DISK_INTERFACE);
+        world_free(w);
+}
+
+DEFINE_TEST_MAIN(NULL, NULL);
