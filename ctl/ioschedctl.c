@@ -235,18 +235,15 @@ static int compare_disks(const void *a, const void *b) {
 /* Every disk with its properties, in one call (the object manager). */
 static int get_disks(sd_bus *bus, DiskInfo **ret, size_t *ret_n) {
         _cleanup_(sd_bus_message_unrefp) sd_bus_message *reply = NULL;
-        sd_bus_error error = SD_BUS_ERROR_NULL;
+        _cleanup_(sd_bus_error_free) sd_bus_error error = SD_BUS_ERROR_NULL;
         DiskInfo *l = NULL;
         size_t n = 0;
         int r;
 
         r = sd_bus_call_method(bus, BUS_SERVICE, BUS_MANAGER_PATH, "org.freedesktop.DBus.ObjectManager",
                                "GetManagedObjects", &error, &reply, NULL);
-        if (r < 0) {
-                r = error_of(&error, r);
-                sd_bus_error_free(&error);
-                return r;
-        }
+        if (r < 0)
+                return error_of(&error, r);
         r = sd_bus_message_enter_container(reply, 'a', "{oa{sa{sv}}}");
         while (r >= 0 && (r = sd_bus_message_enter_container(reply, 'e', "oa{sa{sv}}")) > 0) {
                 const char *path;
@@ -268,7 +265,7 @@ static int get_disks(sd_bus *bus, DiskInfo **ret, size_t *ret_n) {
                                 }
                                 l = a;
                                 l[n] = (DiskInfo) { .path = strdup(path) };
-                                r = read_disk_props(reply, &l[n]);
+                                r = l[n].path ? read_disk_props(reply, &l[n]) : -ENOMEM;
                                 n++;
                         } else
                                 r = sd_bus_message_skip(reply, "a{sv}");
@@ -280,15 +277,15 @@ static int get_disks(sd_bus *bus, DiskInfo **ret, size_t *ret_n) {
                 if (r >= 0)
                         r = sd_bus_message_exit_container(reply);
         }
+        for (size_t i = 0; r >= 0 && i < n; i++)
+                if (!l[i].name)
+                        r = free_and_strdup(&l[i].name, "?");
         if (r < 0) {
                 for (size_t i = 0; i < n; i++)
                         disk_info_done(&l[i]);
                 free(l);
                 return log_error_errno(r, "Cannot parse the reply: %m");
         }
-        for (size_t i = 0; i < n; i++)
-                if (!l[i].name)
-                        l[i].name = strdup("?");
         qsort(l, n, sizeof(DiskInfo), compare_disks);
         *ret = l;
         *ret_n = n;
@@ -297,7 +294,7 @@ static int get_disks(sd_bus *bus, DiskInfo **ret, size_t *ret_n) {
 
 static int get_disk(sd_bus *bus, const char *name, DiskInfo *ret) {
         _cleanup_(sd_bus_message_unrefp) sd_bus_message *reply = NULL;
-        sd_bus_error error = SD_BUS_ERROR_NULL;
+        _cleanup_(sd_bus_error_free) sd_bus_error error = SD_BUS_ERROR_NULL;
         const char *path;
         DiskInfo d = {};
         int r;
@@ -308,15 +305,15 @@ static int get_disk(sd_bus *bus, const char *name, DiskInfo *ret) {
                 r = sd_bus_message_read(reply, "o", &path);
         if (r >= 0) {
                 d.path = strdup(path);
+                if (!d.path)
+                        return log_oom();
                 reply = sd_bus_message_unref(reply);
                 r = sd_bus_call_method(bus, BUS_SERVICE, d.path, "org.freedesktop.DBus.Properties", "GetAll",
                                        &error, &reply, "s", BUS_DISK_INTERFACE);
         }
         if (r < 0) {
-                r = error_of(&error, r);
-                sd_bus_error_free(&error);
                 disk_info_done(&d);
-                return r;
+                return error_of(&error, r);
         }
         r = read_disk_props(reply, &d);
         if (r < 0) {
@@ -461,9 +458,11 @@ static int verb_explain(sd_bus *bus, char **args) {
         r = get_disk(bus, args[0], &d);
         if (r < 0)
                 return r;
-        if (arg.json)
-                fputs("{\"disk\":", stdout), json_string(stdout, d.name), fputs(",\"keys\":[", stdout);
-        else if (arg.legend)
+        if (arg.json) {
+                fputs("{\"disk\":", stdout);
+                json_string(stdout, d.name);
+                fputs(",\"keys\":[", stdout);
+        } else if (arg.legend)
                 printf("%s (%s%s)\n%-24s %-14s %-14s %s\n", d.name, strna(d.transport),
                        d.rotational ? ", rotational" : "", "KEY", "CURRENT", "DESIRED", "SET BY");
 
@@ -494,7 +493,7 @@ static int verb_explain(sd_bus *bus, char **args) {
 
 static int plan_one(sd_bus *bus, const char *name, bool *first, bool quiet_gone) {
         _cleanup_(sd_bus_message_unrefp) sd_bus_message *reply = NULL;
-        sd_bus_error error = SD_BUS_ERROR_NULL;
+        _cleanup_(sd_bus_error_free) sd_bus_error error = SD_BUS_ERROR_NULL;
         const char *key, *cur, *want, *action;
         bool any = false;
         int r;
@@ -502,15 +501,10 @@ static int plan_one(sd_bus *bus, const char *name, bool *first, bool quiet_gone)
         r = sd_bus_call_method(bus, BUS_SERVICE, BUS_MANAGER_PATH, BUS_MANAGER_INTERFACE, BUS_METHOD_PLAN, &error, &reply,
                                "s", name);
         if (r < 0 && quiet_gone && sd_bus_error_has_name(&error, BUS_ERROR_NO_SUCH_DISK)) {
-                /* Listed a moment ago, gone now: not an error of a plan of every disk. */
-                sd_bus_error_free(&error);
-                return 0;
+                return 0;       /* listed a moment ago, gone now: not an error of a plan of every disk */
         }
-        if (r < 0) {
-                r = error_of(&error, r);
-                sd_bus_error_free(&error);
-                return r;
-        }
+        if (r < 0)
+                return error_of(&error, r);
         r = sd_bus_message_enter_container(reply, 'a', "(ssss)");
         if (arg.json) {
                 fputs(*first ? "{" : ",\n{", stdout);
@@ -569,18 +563,17 @@ static int verb_plan(sd_bus *bus, char **args) {
         return r;
 }
 
-/* Send a mutating call and wait for its reply: writes wait for grace periods, and a few hundred
+/* A mutating call waits for its writes: they wait for RCU grace periods, and a few hundred
  * disks take seconds. */
+#define CALL_TIMEOUT_USEC (300 * 1000000ULL)
+
+/* Send a mutating call and wait for its reply. */
 static int call_wait(sd_bus *bus, sd_bus_message *m) {
-        sd_bus_error error = SD_BUS_ERROR_NULL;
+        _cleanup_(sd_bus_error_free) sd_bus_error error = SD_BUS_ERROR_NULL;
         int r;
 
-        r = sd_bus_call(bus, m, 300 * 1000000ULL, &error, NULL);
-        if (r < 0) {
-                r = error_of(&error, r);
-                sd_bus_error_free(&error);
-        }
-        return r;
+        r = sd_bus_call(bus, m, CALL_TIMEOUT_USEC, &error, NULL);
+        return r < 0 ? error_of(&error, r) : r;
 }
 
 static int call_simple(sd_bus *bus, const char *method, const char *types, ...) {
