@@ -486,6 +486,71 @@ static int read_setting_value(sd_bus_message *msg, const char *key, char **ret, 
         return sd_bus_message_exit_container(msg);
 }
 
+/* The decoded settings: the canonical text of each, parsed into a scratch rule. */
+typedef struct Settings {
+        Rule *scratch;
+        char **keys, **values, **remove;
+} Settings;
+
+static void settings_done(Settings *s) {
+        rule_free(s->scratch);
+        strv_free(s->keys);
+        strv_free(s->values);
+        strv_free(s->remove);
+}
+
+/* A key of the configuration's key table, not a match, not given before. */
+static int check_setting_key(const Settings *s, const char *key, sd_bus_error *error) {
+        _cleanup_(freep) char *tunable = NULL;
+        const AttrInfo *a;
+        int r;
+
+        if (startswith(key, MATCH_KEY_PREFIX))
+                return sd_bus_error_setf(error, BUS_ERROR_UNKNOWN_SETTING,
+                                         "\"%s\" is a match, not a setting: SetPolicy matches "
+                                         "the disk it is called for.", shown(key));
+        r = setting_key_parse(key, &a, &tunable);
+        if (r == -ENOENT)
+                return sd_bus_error_setf(error, BUS_ERROR_UNKNOWN_SETTING, "Unknown setting \"%s\".",
+                                         shown(key));
+        if (r < 0)
+                return r;
+        if (strv_contains(s->keys, key) || strv_contains(s->remove, key))
+                return sd_bus_error_setf(error, BUS_ERROR_INVALID_SETTING,
+                                         "Setting \"%s\" is given twice.", key);
+        return 0;
+}
+
+/* One {sv}, entered: its key checked, its value parsed as the file would parse it; an empty
+ * string removes the key. */
+static int decode_setting(sd_bus_message *msg, Settings *s, sd_bus_error *error) {
+        _cleanup_(freep) char *text = NULL;
+        const char *key, *reason = NULL;
+        int r;
+
+        r = sd_bus_message_read_basic(msg, 's', &key);
+        if (r < 0)
+                return r;
+        r = check_setting_key(s, key, error);
+        if (r < 0)
+                return r;
+        r = read_setting_value(msg, key, &text, error);
+        if (r < 0)
+                return r;
+        if (!*text)
+                return strv_extend(&s->remove, key);
+        r = rule_add_setting(s->scratch, key, text, 0, &reason);
+        if (r == -EINVAL || r == -ERANGE)
+                return sd_bus_error_setf(error, BUS_ERROR_INVALID_SETTING, "Invalid value \"%s\" for %s: %s.",
+                                         shown(text), key, reason ?: "invalid value");
+        if (r < 0)
+                return r;
+        r = strv_extend(&s->keys, key);
+        if (r >= 0)
+                r = strv_extend(&s->values, s->scratch->settings[s->scratch->n_settings - 1].text);
+        return r;
+}
+
 /*
  * Decode SetPolicy's settings with the config file's own key table and value parsers
  * (rule_add_setting), so that a key or value means the same in both. An empty string removes
@@ -493,87 +558,34 @@ static int read_setting_value(sd_bus_message *msg, const char *key, char **ret, 
  */
 int manager_bus_decode_settings(sd_bus_message *msg, char ***ret_keys, char ***ret_values,
                                 char ***ret_remove, sd_bus_error *error) {
-        _cleanup_(strv_freep) char **keys = NULL, **values = NULL, **remove = NULL;
-        _cleanup_(rule_freep) Rule *scratch = NULL;
+        _cleanup_(settings_done) Settings s = {};
         unsigned n = 0;
         int r;
 
-        scratch = rule_new("scratch", "D-Bus", 0);
-        keys = calloc(1, sizeof(char *));
-        values = calloc(1, sizeof(char *));
-        remove = calloc(1, sizeof(char *));
-        if (!scratch || !keys || !values || !remove)
+        assert(msg && ret_keys && ret_values && ret_remove);
+        s.scratch = rule_new("scratch", "D-Bus", 0);
+        s.keys = calloc(1, sizeof(char *));
+        s.values = calloc(1, sizeof(char *));
+        s.remove = calloc(1, sizeof(char *));
+        if (!s.scratch || !s.keys || !s.values || !s.remove)
                 return -ENOMEM;
 
         r = sd_bus_message_enter_container(msg, 'a', "{sv}");
-        if (r < 0)
-                return r;
-        for (;;) {
-                _cleanup_(freep) char *text = NULL;
-                const char *key, *reason = NULL;
-
-                r = sd_bus_message_enter_container(msg, 'e', "sv");
-                if (r < 0)
-                        return r;
-                if (r == 0)
-                        break;
+        while (r >= 0 && (r = sd_bus_message_enter_container(msg, 'e', "sv")) > 0) {
                 if (++n > SETTINGS_MAX)
                         return sd_bus_error_setf(error, BUS_ERROR_INVALID_SETTING,
                                                  "More than %d settings.", SETTINGS_MAX);
-                r = sd_bus_message_read_basic(msg, 's', &key);
-                if (r < 0)
-                        return r;
-                if (startswith(key, MATCH_KEY_PREFIX))
-                        return sd_bus_error_setf(error, BUS_ERROR_UNKNOWN_SETTING,
-                                                 "\"%s\" is a match, not a setting: SetPolicy matches "
-                                                 "the disk it is called for.", shown(key));
-                {
-                        const AttrInfo *a;
-                        _cleanup_(freep) char *tunable = NULL;
-
-                        r = setting_key_parse(key, &a, &tunable);
-                        if (r == -ENOENT)
-                                return sd_bus_error_setf(error, BUS_ERROR_UNKNOWN_SETTING,
-                                                         "Unknown setting \"%s\".", shown(key));
-                        if (r < 0)
-                                return r;
-                }
-                if (strv_contains(keys, key) || strv_contains(remove, key))
-                        return sd_bus_error_setf(error, BUS_ERROR_INVALID_SETTING,
-                                                 "Setting \"%s\" is given twice.", key);
-                r = read_setting_value(msg, key, &text, error);
-                if (r < 0)
-                        return r;
-                r = sd_bus_message_exit_container(msg);
-                if (r < 0)
-                        return r;
-
-                if (!*text) {
-                        r = strv_extend(&remove, key);
-                        if (r < 0)
-                                return r;
-                        continue;
-                }
-                r = rule_add_setting(scratch, key, text, 0, &reason);
-                if (r == -EINVAL || r == -ERANGE)
-                        return sd_bus_error_setf(error, BUS_ERROR_INVALID_SETTING,
-                                                 "Invalid value \"%s\" for %s: %s.", shown(text), key,
-                                                 reason ?: "invalid value");
-                if (r < 0)
-                        return r;
-                r = strv_extend(&keys, key);
+                r = decode_setting(msg, &s, error);
                 if (r >= 0)
-                        r = strv_extend(&values, scratch->settings[scratch->n_settings - 1].text);
-                if (r < 0)
-                        return r;
+                        r = sd_bus_message_exit_container(msg);
         }
-        r = sd_bus_message_exit_container(msg);
+        if (r >= 0)
+                r = sd_bus_message_exit_container(msg);
         if (r < 0)
                 return r;
-
-        *ret_keys = TAKE_PTR(keys);
-        *ret_values = TAKE_PTR(values);
-        *ret_remove = TAKE_PTR(remove);
+        *ret_keys = TAKE_PTR(s.keys);
+        *ret_values = TAKE_PTR(s.values);
+        *ret_remove = TAKE_PTR(s.remove);
         return 0;
 }
 

@@ -1,4 +1,6 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
+#include <assert.h>
+
 #include "ioschedd-polkit.h"
 #include "log.h"
 #include "util.h"
@@ -195,64 +197,45 @@ static int on_polkit_reply(sd_bus_message *reply, void *userdata, sd_bus_error *
         return 1;
 }
 
-int bus_verify_polkit_async(sd_bus_message *call, const char *action, PolkitRegistry **registry,
-                            sd_bus_error *error) {
-        _cleanup_(sd_bus_message_unrefp) sd_bus_message *pk = NULL;
-        _cleanup_(sd_bus_creds_unrefp) sd_bus_creds *creds = NULL;
-        PolkitRegistry *reg = *registry;
-        const char *sender;
-        uid_t uid;
+/* Asked before for @call and @action: the answer is here, or pending (0). Return: 1 allowed,
+ * -EACCES denied (@error says why), 0 pending; -ENOENT not asked. */
+static int registry_answer(PolkitRegistry *reg, sd_bus_message *call, const char *action,
+                           sd_bus_error *error) {
         Query *q;
         int r;
 
-        /* Asked before: the answer is here. */
         for (q = reg ? reg->queries : NULL; q; q = q->next)
                 if (q->call == call && streq(q->action, action))
                         break;
-        if (q) {
-                if (!q->done)
-                        return 0;
-                r = q->result;
-                if (r < 0)
-                        sd_bus_error_move(error, &q->error);
-                registry_unlink(reg, q);
-                query_free(q);
-                return r < 0 ? -EACCES : 1;
-        }
+        if (!q)
+                return -ENOENT;
+        if (!q->done)
+                return 0;
+        r = q->result;
+        if (r < 0)
+                sd_bus_error_move(error, &q->error);
+        registry_unlink(reg, q);
+        query_free(q);
+        return r < 0 ? -EACCES : 1;
+}
+
+/* Whether the sender of @call has effective uid 0: it needs no polkit. */
+static int sender_is_root(sd_bus_message *call) {
+        _cleanup_(sd_bus_creds_unrefp) sd_bus_creds *creds = NULL;
+        uid_t uid;
+        int r;
 
         r = sd_bus_query_sender_creds(call, SD_BUS_CREDS_EUID | SD_BUS_CREDS_AUGMENT, &creds);
-        if (r < 0)
-                return r;
-        r = sd_bus_creds_get_euid(creds, &uid);
-        if (r < 0)
-                return r;
-        if (uid == 0)
-                return 1;
+        if (r >= 0)
+                r = sd_bus_creds_get_euid(creds, &uid);
+        return r < 0 ? r : uid == 0;
+}
 
-        sender = sd_bus_message_get_sender(call);
-        if (!sender)
-                return -EBADMSG;
-
-        if (!reg) {
-                reg = calloc(1, sizeof(PolkitRegistry));
-                if (!reg)
-                        return -ENOMEM;
-                *registry = reg;
-        }
-
-        r = sd_bus_message_new_method_call(sd_bus_message_get_bus(call), &pk,
-                                           "org.freedesktop.PolicyKit1",
-                                           "/org/freedesktop/PolicyKit1/Authority",
-                                           "org.freedesktop.PolicyKit1.Authority",
-                                           "CheckAuthorization");
-        if (r < 0)
-                return r;
-        r = sd_bus_message_append(pk, "(sa{sv})sa{ss}us", "system-bus-name", 1, "name", "s", sender,
-                                  action, 0,
-                                  (uint32_t) (sd_bus_message_get_allow_interactive_authorization(call) > 0),
-                                  "");
-        if (r < 0)
-                return r;
+/* A query for @call's @action, with its CheckAuthorization call not sent yet. */
+static int query_new(PolkitRegistry *reg, sd_bus_message *call, const char *sender, const char *action,
+                     Query **ret) {
+        Query *q;
+        int r;
 
         q = calloc(1, sizeof(Query));
         if (!q)
@@ -262,37 +245,80 @@ int bus_verify_polkit_async(sd_bus_message *call, const char *action, PolkitRegi
         q->action = strdup(action);
         q->sender = strdup(sender);
         q->interactive = sd_bus_message_get_allow_interactive_authorization(call) > 0;
-        if (!q->action || !q->sender) {
+        r = q->action && q->sender ? 0 : -ENOMEM;
+        if (r >= 0)
+                r = sd_bus_message_new_method_call(sd_bus_message_get_bus(call), &q->pk,
+                                                   "org.freedesktop.PolicyKit1",
+                                                   "/org/freedesktop/PolicyKit1/Authority",
+                                                   "org.freedesktop.PolicyKit1.Authority",
+                                                   "CheckAuthorization");
+        if (r >= 0)
+                r = sd_bus_message_append(q->pk, "(sa{sv})sa{ss}us", "system-bus-name", 1, "name", "s",
+                                          sender, action, 0, (uint32_t) q->interactive, "");
+        if (r < 0) {
                 query_free(q);
-                return -ENOMEM;
+                return r;
         }
+        *ret = q;
+        return 0;
+}
 
-        /* The same question asked already and not answered yet: wait for that answer. */
+/* Into the registry: it waits for a query that asks the same and is not answered yet, or is
+ * sent now, or waits for its turn. */
+static int registry_add(PolkitRegistry *reg, Query *q) {
+        int r;
+
         for (Query *o = reg->queries; o; o = o->next)
-                if (!o->done && !o->leader && streq(o->sender, sender) && streq(o->action, action) &&
+                if (!o->done && !o->leader && streq(o->sender, q->sender) && streq(o->action, q->action) &&
                     o->interactive == q->interactive) {
                         q->leader = o;
+                        q->pk = sd_bus_message_unref(q->pk);
                         break;
                 }
-        if (!q->leader) {
-                q->pk = TAKE_PTR(pk);
-                if (reg->n_inflight < POLKIT_INFLIGHT_MAX) {
-                        r = query_send(q);
-                        if (r < 0) {
-                                query_free(q);
-                                return r;
-                        }
-                } else {
-                        if (reg->waiting_tail)
-                                reg->waiting_tail->next_waiting = q;
-                        else
-                                reg->waiting_head = q;
-                        reg->waiting_tail = q;
-                }
+        if (!q->leader && reg->n_inflight < POLKIT_INFLIGHT_MAX) {
+                r = query_send(q);
+                if (r < 0)
+                        return r;
+        } else if (!q->leader) {
+                if (reg->waiting_tail)
+                        reg->waiting_tail->next_waiting = q;
+                else
+                        reg->waiting_head = q;
+                reg->waiting_tail = q;
         }
         q->next = reg->queries;
         reg->queries = q;
         return 0;
+}
+
+int bus_verify_polkit_async(sd_bus_message *call, const char *action, PolkitRegistry **registry,
+                            sd_bus_error *error) {
+        const char *sender;
+        Query *q;
+        int r;
+
+        assert(call && action && registry);
+        r = registry_answer(*registry, call, action, error);
+        if (r != -ENOENT)
+                return r;
+        r = sender_is_root(call);
+        if (r != 0)
+                return r;
+        sender = sd_bus_message_get_sender(call);
+        if (!sender)
+                return -EBADMSG;
+        if (!*registry) {
+                *registry = calloc(1, sizeof(PolkitRegistry));
+                if (!*registry)
+                        return -ENOMEM;
+        }
+        r = query_new(*registry, call, sender, action, &q);
+        if (r < 0)
+                return r;
+        r = registry_add(*registry, q);
+        if (r < 0)
+                query_free(q);
+        return r;
 }
 
 PolkitRegistry *polkit_registry_free(PolkitRegistry *reg) {
