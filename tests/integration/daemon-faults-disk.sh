@@ -77,22 +77,10 @@ log "unplugged during Apply: ${out:-a method return}; ioschedd up, $a dropped, $
 # ---- 2. an EBUSY storm during Apply ----
 echo 128 >"/sys/block/$b/queue/nr_requests"
 echo 256 >"/sys/block/$b/queue/read_ahead_kb"
-# It runs until the Apply is answered (at most 300 s), and says when it has begun.
-storm() {
-        local end=$((SECONDS + 300))
-        while [ $SECONDS -lt $end ] && [ ! -e "$TEST_TMP/storm.stop" ]; do
-                echo mq-deadline >"/sys/block/$b/queue/scheduler" 2>/dev/null || true
-                [ -e "$TEST_TMP/storm.started" ] || : >"$TEST_TMP/storm.started"
-        done
-}
-storm &
-storm_pid=$!
-on_exit "kill $storm_pid"
-wait_until 60 test -e "$TEST_TMP/storm.started" || fail "the storm did not begin"
+storm_start "$b"
 rc=0
 gcall Apply "$b" >"$TEST_TMP/apply.out" 2>&1 || rc=$?
-touch "$TEST_TMP/storm.stop"
-wait $storm_pid || true
+storm_stop
 out=$(cat "$TEST_TMP/apply.out")
 case "$rc:$out" in
 0:*) ;;

@@ -85,26 +85,14 @@ echo mq-deadline >"/sys/block/$c/queue/scheduler"
 echo 128 >"/sys/block/$c/queue/nr_requests"
 echo 2000 >"/sys/block/$c/queue/wbt_lat_usec"
 echo 256 >"/sys/block/$c/queue/read_ahead_kb"
-# It runs until iosched-apply is done (at most 300 s), and says when it has begun.
-storm() {
-        local end=$((SECONDS + 300))
-        while [ $SECONDS -lt $end ] && [ ! -e "$TEST_TMP/storm.stop" ]; do
-                echo mq-deadline >"/sys/block/$c/queue/scheduler" 2>/dev/null || true
-                [ -e "$TEST_TMP/storm.started" ] || : >"$TEST_TMP/storm.started"
-        done
-}
 old_nr=$(qattr "$c" nr_requests) old_ra=$(qattr "$c" read_ahead_kb) old_wbt=$(qattr "$c" wbt_lat_usec)
-storm &
-storm_pid=$!
-on_exit "kill $storm_pid"
-wait_until 60 test -e "$TEST_TMP/storm.started" || fail "the storm did not begin"
+storm_start "$c"
 trace="$TEST_TMP/storm.trace"
 rc=0
 ASAN_OPTIONS="${ASAN_OPTIONS:+$ASAN_OPTIONS:}detect_leaks=0" \
         strace -f -qq -o "$trace" -e trace=openat,write \
         "$IOSCHED_APPLY" --config "$TEST_TMP/storm.conf" "$c" >"$TEST_TMP/storm.out" 2>&1 || rc=$?
-touch "$TEST_TMP/storm.stop"
-wait $storm_pid || true
+storm_stop
 cat "$TEST_TMP/storm.out" >&2
 n_busy=$(grep -c '= -1 EBUSY' "$trace" || true)
 check_writes_confined "$trace" "$c"

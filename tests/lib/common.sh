@@ -182,6 +182,29 @@ udevd_ensure() {
         esac
 }
 
+# storm_start DISK: a competing writer that rewrites DISK's scheduler (mq-deadline, the value
+# the fault tests' policy wants too) back to back, in the background, until storm_stop (300 s at
+# most); returns once its first write is done. Each write takes the queue's locks and freezes it:
+# the policy's other writes meet EBUSY on 6.18.
+storm_start() {
+        local q=/sys/block/$1/queue/scheduler
+        rm -f "$TEST_TMP/storm.stop" "$TEST_TMP/storm.started"
+        (
+                end=$((SECONDS + 300))
+                while [ $SECONDS -lt $end ] && [ ! -e "$TEST_TMP/storm.stop" ]; do
+                        echo mq-deadline >"$q" 2>/dev/null || true
+                        [ -e "$TEST_TMP/storm.started" ] || : >"$TEST_TMP/storm.started"
+                done
+        ) &
+        STORM_PID=$!
+        on_exit "kill $STORM_PID"
+        wait_until 60 test -e "$TEST_TMP/storm.started" || fail "the storm did not begin"
+}
+storm_stop() {
+        touch "$TEST_TMP/storm.stop"
+        wait "$STORM_PID" || true
+}
+
 # fault_policy NAME...: the config of the fault tests: one rule for the named disks that sets
 # every kind of attribute (the scheduler, one of its tunables, queue limits).
 fault_policy() {

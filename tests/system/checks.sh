@@ -40,6 +40,17 @@ as_user() {
 	guest "su -l $image_user -c $(printf '%q' "$1")"
 }
 
+# expect_lines OUT LINE MESSAGE...: for each pair, OUT has a line that is LINE (a grep pattern,
+# matched whole) or the check fails with MESSAGE.
+expect_lines() {
+	local out=$1
+	shift
+	while [ $# -ge 2 ]; do
+		grep -qx -- "$1" <<<"$out" || bad "$2"
+		shift 2
+	done
+}
+
 # disks_probe: one line per test disk: SERIAL NAME ROTATIONAL QUEUES ZONED SCHEDULER, read
 # from sysfs and udev in the guest.
 disks_probe() {
@@ -201,10 +212,8 @@ check_daemon_status() {
 	local out
 	out=$(guest 'systemctl show -p Type,ActiveState,SubState,StatusText,NRestarts ioschedd.service; systemctl status --no-pager ioschedd.service | head -n 5')
 	echo "$out" | sed 's/^/  /'
-	grep -qx 'Type=notify' <<<"$out" || bad "not Type=notify"
-	grep -qx 'ActiveState=active' <<<"$out" || bad "not active"
-	grep -qx 'SubState=running' <<<"$out" || bad "not running"
-	grep -q '^StatusText=.*disks' <<<"$out" || bad "no STATUS= text with the disk count"
+	expect_lines "$out" 'Type=notify' "not Type=notify" 'ActiveState=active' "not active" \
+		'SubState=running' "not running" 'StatusText=.*disks.*' "no STATUS= text with the disk count"
 }
 
 # The watchdog restarts a daemon that stops answering. WatchdogSec=3min is shortened to 20 s
@@ -300,11 +309,12 @@ check_udev_lock() {
 		echo "scheduler $(sed "s/.*\[\(.*\)\].*/\1/" /sys/block/$d/queue/scheduler)"') ||
 		bad "the lock check failed to run"
 	echo "$out" | sed 's/^/  /'
-	grep -qx 'the daemon waits for the lock' <<<"$out" || bad "the daemon never opened /dev/$dev to wait for its lock"
-	grep -qx 'while held: none' <<<"$out" || bad "the scheduler was switched while the lock was held"
-	grep -qx 'Apply still waiting' <<<"$out" || bad "Apply returned while the lock was held"
-	grep -qx 'Apply returned' <<<"$out" || bad "Apply failed after the lock was let go"
-	grep -qx 'scheduler mq-deadline' <<<"$out" || bad "not switched back to mq-deadline after the lock"
+	expect_lines "$out" \
+		'the daemon waits for the lock' "the daemon never opened /dev/$dev to wait for its lock" \
+		'while held: none' "the scheduler was switched while the lock was held" \
+		'Apply still waiting' "Apply returned while the lock was held" \
+		'Apply returned' "Apply failed after the lock was let go" \
+		'scheduler mq-deadline' "not switched back to mq-deadline after the lock"
 }
 
 # D-Bus activation: with the daemon stopped, a call on org.iosched1 starts it.
