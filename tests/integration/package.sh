@@ -41,6 +41,17 @@ done
 bad=$(grep -E '^\./(lib/udev|usr/local|etc/.+)' <<<"$contents" | grep -vxF ./etc/iosched.conf) || true
 [ -z "$bad" ] || fail "files in the wrong place: $bad"
 
+# cockpit-iosched: the page's four files under /usr/share/cockpit/iosched and nothing else
+# of its own (its doc directory and lintian override aside), for every architecture.
+cdeb=$(ls "$out"/cockpit-iosched_*_all.deb) || fail "tools/build-deb made no cockpit-iosched_*_all.deb"
+ccontents=$(dpkg-deb -c "$cdeb" | awk '$1 !~ /^d/ { print $6 }' |
+        grep -Ev '^\./usr/share/(doc/cockpit-iosched/|lintian/overrides/cockpit-iosched$)' | sort)
+[ "$ccontents" = "$(printf './usr/share/cockpit/iosched/%s\n' index.html iosched.css iosched.js manifest.json)" ] ||
+        fail "cockpit-iosched's files: $ccontents"
+dpkg-deb -f "$cdeb" Depends | grep -q 'cockpit-bridge' || fail "cockpit-iosched does not depend on cockpit-bridge"
+python3 -c 'import json, sys; json.load(sys.stdin)' < <(dpkg-deb --fsys-tarfile "$cdeb" |
+        tar -xOf - ./usr/share/cockpit/iosched/manifest.json) || fail "the manifest is no JSON"
+
 ctl=$TEST_TMP/control
 dpkg-deb -e "$deb" "$ctl"
 [ "$(cat "$ctl/conffiles")" = /etc/iosched.conf ] ||
