@@ -29,18 +29,8 @@
      * Current (a{ss}) is keyed and spelt like the configuration, so it compares with
      * Desired's text. */
     function currentValue(p, key) {
-        const v = p.Current ? p.Current[key] : legacyCurrent(p, key);
-        return v === undefined || v === null ? null : v;
-    }
-
-    /* TRANSITION: ioschedd before Current (one property per attribute); goes when the
-     * daemon's new shape is on main. */
-    const LEGACY = { scheduler: "Scheduler", nr_requests: "NrRequests", wbt_lat_usec: "WbtLatUsec",
-        read_ahead_kb: "ReadAheadKB", max_sectors_kb: "MaxSectorsKB", rq_affinity: "RqAffinity",
-        nomerges: "NoMerges", add_random: "AddRandom", iostats: "IOStats" };
-    function legacyCurrent(p, key) {
-        const v = key.startsWith("iosched.") ? (p.Tunables || {})[key.slice(8)] : p[LEGACY[key]];
-        return v === undefined || v === "" || v < 0 ? null : String(v);
+        const v = (p.Current || {})[key];
+        return v === undefined ? null : v;
     }
 
     function differs(key, current, desired, p) {
