@@ -33,7 +33,7 @@ DiskObject *disk_object_free(DiskObject *d) {
         disk_reading_done(&d->reading);
         for (int k = 0; k < _JOB_KIND_MAX; k++)
                 completion_list_free(&d->want_waiting[k]);
-        strv_free(d->want_props);
+        udev_props_free(d->want_props);
         strv_free(d->last_changes);
         free(d->last_error);
         free(d->name);
@@ -83,7 +83,7 @@ static int disk_object_start_next(DiskObject *d) {
         return 0;
 }
 
-int disk_object_want(DiskObject *d, JobKind kind, char * const *props, Completion *c) {
+int disk_object_want(DiskObject *d, JobKind kind, UdevProps **props, Completion *c) {
         int r;
 
         assert(d && kind >= 0 && kind < _JOB_KIND_MAX);
@@ -94,29 +94,25 @@ int disk_object_want(DiskObject *d, JobKind kind, char * const *props, Completio
                 if (r < 0)
                         return r;
         }
-        if (props) {
-                char **copy = strv_copy(props);
-
-                if (!copy)
-                        return -ENOMEM;
-                strv_free(d->want_props);
-                d->want_props = copy;
+        if (props && *props) {
+                udev_props_free(d->want_props);
+                d->want_props = TAKE_PTR(*props);
         }
         d->want[kind] = true;
         return disk_object_start_next(d);
 }
 
-int disk_object_queue(DiskObject *d, JobKind kind, char * const *props, Completion *c) {
+int disk_object_queue(DiskObject *d, JobKind kind, UdevProps **props, Completion *c) {
         assert(d);
         if (!d->gone)
                 d->want_full = true;
         return disk_object_want(d, kind, props, c);
 }
 
-void disk_object_hold(DiskObject *d, char ***props) {
+void disk_object_hold(DiskObject *d, UdevProps **props) {
         assert(d && !d->gone);
         if (props && *props) {
-                strv_free(d->want_props);
+                udev_props_free(d->want_props);
                 d->want_props = TAKE_PTR(*props);
         }
         d->held = true;

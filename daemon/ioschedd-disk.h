@@ -43,7 +43,7 @@ struct DiskObject {
         bool want_full;         /* queued by something else than a uevent: read everything */
         bool partial;           /* the last job read only what the policy needs: refresh later */
         bool held;              /* an event came during a kernel burst: checked at its end */
-        char **want_props;
+        UdevProps *want_props;
         CompletionList want_waiting[_JOB_KIND_MAX];
 };
 
@@ -71,19 +71,19 @@ static inline bool disk_object_is_pending(const DiskObject *d) {
  * what its policy looks at (in a storm, a new disk too); coalesced with what is asked already
  * @d: the disk
  * @kind: apply or plan
- * @props: udev's properties of the event (copied), or NULL
+ * @props: udev's properties of the event (taken: *@props is NULL after), or NULL
  * @c: told when the work is done, may be NULL
  *
  * Return: 0, -ENODEV for a disk that is gone, -ENOMEM.
  */
-int disk_object_want(DiskObject *d, JobKind kind, char * const *props, Completion *c);
+int disk_object_want(DiskObject *d, JobKind kind, UdevProps **props, Completion *c);
 
 /* The same, reading everything (a method call, a reload, the verify timer, a rescan). */
-int disk_object_queue(DiskObject *d, JobKind kind, char * const *props, Completion *c);
+int disk_object_queue(DiskObject *d, JobKind kind, UdevProps **props, Completion *c);
 
 /* During a burst of kernel uevents: keep @props (taken, may be NULL) for the job that checks
  * @d once the burst is over; disk_object_release() queues it. */
-void disk_object_hold(DiskObject *d, char ***props);
+void disk_object_hold(DiskObject *d, UdevProps **props);
 /* The burst is over: read @d in full and apply. Return: 0 or -ENOMEM. */
 int disk_object_release(DiskObject *d);
 

@@ -142,7 +142,7 @@ Job *job_free(Job *j) {
                 return NULL;
         completion_list_free(&j->waiting);
         free(j->name);
-        strv_free(j->udev_props);
+        udev_props_free(j->udev_props);
         disk_reading_done(&j->reading);
         plan_free(j->report);
         free(j);

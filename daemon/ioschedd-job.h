@@ -82,7 +82,7 @@ typedef struct Job {
         JobKind kind;
         DiskObject *disk;       /* the loop's object; the worker uses only the fields below */
         char *name;
-        char **udev_props;      /* "KEY=value" from the uevent; NULL: read udev's database */
+        UdevProps *udev_props;  /* from the uevent; NULL: read udev's database */
         bool partial;           /* read only config->load; the rest comes from the last reading */
         CompletionList waiting; /* told when the job is done */
 

@@ -79,7 +79,7 @@ static void uevent_count_kernel_event(UeventMonitor *u) {
 
 /* During a burst: hold a later event for @d (read or being read) until its end; @props, udev's
  * properties, are taken for the job then. Return: true if held. */
-static bool uevent_hold(UeventMonitor *u, DiskObject *d, char ***props) {
+static bool uevent_hold(UeventMonitor *u, DiskObject *d, UdevProps **props) {
         uint64_t now = manager_now(u->manager, CLOCK_MONOTONIC);
 
         if (!(disk_object_is_published(d) || d->running) || !uevent_in_burst(u, now))
@@ -140,7 +140,7 @@ void uevent_handle_kernel(UeventMonitor *u, const char *action, const char *name
 }
 
 void uevent_handle_udev(UeventMonitor *u, const char *action, const char *name, const char *old_name,
-                        char ***props) {
+                        UdevProps **props) {
         Manager *m;
         DiskObject *d;
 
@@ -168,49 +168,43 @@ void uevent_handle_udev(UeventMonitor *u, const char *action, const char *name, 
         d = d ?: uevent_disk(u, name);
         if (!d || uevent_hold(u, d, props))
                 return;
-        if (disk_object_want(d, JOB_APPLY, props ? *props : NULL, NULL) == -ENOMEM)
+        if (disk_object_want(d, JOB_APPLY, props, NULL) == -ENOMEM)
                 log_oom();
 }
 
-/* The udev properties a job reads (udev_disk_keys): libudev builds the list of all of a
- * device's properties anew for each event, and that list is most of what an event costs us;
+/* The udev properties a job reads (udev_props_identity_keys): libudev builds the list of all of
+ * a device's properties anew for each event, and that list is most of what an event costs us;
  * the list only when the policy sets iocost keys (the hwdb's IOCOST_* properties). */
-static int device_props(struct udev_device *dev, bool all, char ***ret) {
-        _cleanup_(strv_freep) char **l = NULL;
+static int device_props(struct udev_device *dev, bool all, UdevProps **ret) {
+        _cleanup_(udev_props_freep) UdevProps *p = NULL;
         struct udev_list_entry *e;
-        size_t n = 0;
-        int r;
 
-        l = calloc(1, sizeof(char *));
-        if (!l)
+        p = udev_props_new();
+        if (!p)
                 return -ENOMEM;
         if (!all) {
-                for (const char *const *k = udev_disk_keys; *k; k++) {
+                for (const char *const *k = udev_props_identity_keys; *k; k++) {
                         const char *v = udev_device_get_property_value(dev, *k);
 
-                        if (v && strv_push(&l, strdup_printf("%s=%s", *k, v)) < 0)
+                        if (v && udev_props_add(p, *k, v) < 0)
                                 return -ENOMEM;
                 }
-                *ret = TAKE_PTR(l);
+                *ret = TAKE_PTR(p);
                 return 0;
         }
-        udev_list_entry_foreach(e, udev_device_get_properties_list_entry(dev)) {
-                /* Bound what one event can make us keep. */
-                if (++n > 256)
-                        break;
-                r = strv_push(&l, strdup_printf("%s=%s", udev_list_entry_get_name(e),
-                                                strempty(udev_list_entry_get_value(e))));
-                if (r < 0)
-                        return r;
-        }
-        *ret = TAKE_PTR(l);
+        /* udev_props_add() bounds what one event can make us keep. */
+        udev_list_entry_foreach(e, udev_device_get_properties_list_entry(dev))
+                if (udev_props_add(p, udev_list_entry_get_name(e),
+                                   strempty(udev_list_entry_get_value(e))) < 0)
+                        return -ENOMEM;
+        *ret = TAKE_PTR(p);
         return 0;
 }
 
 static void uevent_dispatch(UeventMonitor *u, struct udev_device *dev, bool kernel) {
         const char *action = udev_device_get_action(dev), *name = udev_device_get_sysname(dev);
         const Config *c = u->manager->config;
-        _cleanup_(strv_freep) char **props = NULL;
+        _cleanup_(udev_props_freep) UdevProps *props = NULL;
         const char *old, *base;
 
         if (kernel) {

@@ -55,7 +55,7 @@ DEFINE_TRIVIAL_CLEANUP_FUNC(UeventMonitor *, uevent_monitor_free);
  * @props: udev's properties of the event ("KEY=value"), taken; may be NULL
  */
 void uevent_handle_udev(UeventMonitor *u, const char *action, const char *name, const char *old_name,
-                        char ***props);
+                        UdevProps **props);
 
 /* The kernel's uevent for a disk, before udev's rules ran: an "add" or "change" queues it at
  * once when no rule matches on what only udev knows (policy_needs_udev()). */

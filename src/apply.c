@@ -40,7 +40,7 @@ static bool disk_is_gone(Sysfs *s, const Disk *d) {
         _cleanup_(disk_freep) Disk *probe = NULL;
         int r;
 
-        r = sysfs_load_disk(s, d->name, (char *[]) { NULL }, &(DiskLoad) {}, &probe);
+        r = sysfs_load_disk(s, d->name, NULL, &(DiskLoad) {}, &probe);
         if (r == -ENODEV || r == -ENOENT)
                 return true;
         /* Same name, other device (another number, or the same number and another

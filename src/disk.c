@@ -278,7 +278,7 @@ Disk *disk_free(Disk *d) {
         free(d->tunables);
         for (size_t i = 0; i < _ATTR_FILE_MAX; i++)
                 iocost_state_done(&d->iocost[i]);
-        strv_free(d->hwdb);
+        udev_props_free(d->udev);
         free(d);
         return NULL;
 }
@@ -369,7 +369,7 @@ uint64_t disk_keep_unloaded(Disk *d, Disk *old) {
         if (!(l->attrs & ATTR_IOCOST_BITS_MASK) && (old->load.attrs & ATTR_IOCOST_BITS_MASK)) {
                 for (AttrFile f = 0; f < _ATTR_FILE_MAX; f++)
                         TAKE_FROM(d->iocost[f], old->iocost[f]);
-                TAKE_FROM(d->hwdb, old->hwdb);
+                TAKE_FROM(d->udev, old->udev);
                 d->rqos_static_key = old->rqos_static_key;
                 d->iocost_other_writer = old->iocost_other_writer;
                 l->attrs |= old->load.attrs & ATTR_IOCOST_BITS_MASK;

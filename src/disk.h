@@ -5,6 +5,7 @@
 
 #include "attr.h"
 #include "iocost.h"
+#include "udev-props.h"
 
 typedef enum Transport {
         TRANSPORT_NVME,
@@ -123,7 +124,8 @@ typedef struct Disk {
         /* iocost: the disk's lines of io.cost.model and io.cost.qos (by AttrFile). */
         IocostState iocost[_ATTR_FILE_MAX];
         bool rqos_static_key;   /* the running kernel sets rq-qos up with a static key */
-        char **hwdb;            /* udev's IOCOST_* properties of the disk ("KEY=value") */
+        UdevProps *udev;        /* udev's properties kept besides the identity above: the hwdb's
+                                 * IOCOST_* when the load reads iocost; NULL for none */
         bool iocost_other_writer;       /* systemd's 90-iocost.rules writes io.cost.* for it too */
 } Disk;
 

@@ -2,7 +2,6 @@
 #include <stdio.h>
 
 #include "iocost.h"
-#include "sysfs.h"
 #include "util.h"
 
 void iocost_state_done(IocostState *st) {
@@ -249,14 +248,14 @@ static char *solution_key(const char *prefix, const char *name) {
         return k;
 }
 
-int iocost_solution_pick(char * const *props, const char *want, char **ret_name,
+int iocost_solution_pick(const UdevProps *props, const char *want, char **ret_name,
                          const char **ret_qos, const char **ret_model) {
         _cleanup_(freep) char *name = NULL, *qk = NULL, *mk = NULL;
         const char *qos, *model;
 
         if (streq(want, "hwdb")) {
                 _cleanup_(strv_freep) char **list = NULL;
-                const char *v = props_get(props, "IOCOST_SOLUTIONS");
+                const char *v = props ? props->iocost_solutions : NULL;
                 int r;
 
                 if (!v)
@@ -277,8 +276,8 @@ int iocost_solution_pick(char * const *props, const char *want, char **ret_name,
         mk = solution_key("IOCOST_MODEL_", name);
         if (!qk || !mk)
                 return -ENOMEM;
-        qos = props_get(props, qk);
-        model = props_get(props, mk);
+        qos = udev_props_get(props, qk);
+        model = udev_props_get(props, mk);
         if (!qos || !model)
                 return -ENXIO;
         *ret_name = TAKE_PTR(name);

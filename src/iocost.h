@@ -2,6 +2,7 @@
 #pragma once
 
 #include "attr.h"
+#include "udev-props.h"
 
 /*
  * Pure parts of iocost: the kernel's io.cost.qos and io.cost.model printouts, the cgroup v2
@@ -86,7 +87,8 @@ bool kernel_has_rqos_static_key(const char *release);
 
 /**
  * iocost_solution_pick() - choose an iocost solution among a disk's hwdb properties
- * @props: the disk's udev properties ("KEY=value")
+ * @props: the disk's udev properties (IOCOST_SOLUTIONS, IOCOST_QOS_<NAME>, IOCOST_MODEL_<NAME>);
+ *         NULL for none
  * @want: a solution name, or "hwdb" for systemd-iocost's own choice: "naive" when
  *        IOCOST_SOLUTIONS lists it (systemd's default TargetSolution=), else the first listed
  * @ret_name: the name chosen, newly allocated
@@ -96,7 +98,7 @@ bool kernel_has_rqos_static_key(const char *release);
  * Return: 0; -ENOENT when the disk has no (or an empty) IOCOST_SOLUTIONS for "hwdb"; -ENXIO
  * when the solution's QOS or MODEL property is missing; -ENOMEM.
  */
-int iocost_solution_pick(char * const *props, const char *want, char **ret_name,
+int iocost_solution_pick(const UdevProps *props, const char *want, char **ret_name,
                          const char **ret_qos, const char **ret_model);
 
 #define IOCOST_DEFAULT_SOLUTION "naive"

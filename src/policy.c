@@ -459,7 +459,7 @@ static int resolve_solution(Resolved *res, const Disk *d) {
 
         if (!sol)
                 return 0;
-        k = iocost_solution_pick(d->hwdb, sol->setting->value.list[0], &name, &qos, &model);
+        k = iocost_solution_pick(d->udev, sol->setting->value.list[0], &name, &qos, &model);
         if (k == -ENOMEM)
                 return k;
         if (k < 0) {

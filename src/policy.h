@@ -151,7 +151,7 @@ bool resolved_equal(const Resolved *a, const Resolved *b);
  * @d: the disk
  * @ret: the settings, each with the rule (file:line) that set it last
  *
- * An iocost.solution is resolved here against the disk's hwdb properties (d->hwdb).
+ * An iocost.solution is resolved here against the disk's hwdb properties (d->udev).
  *
  * Return: 0 or -ENOMEM.
  */

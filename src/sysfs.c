@@ -500,49 +500,12 @@ bool sysfs_disk_exists(Sysfs *s, const char *name) {
         return faccessat(s->root_fd, path, F_OK, 0) >= 0;
 }
 
-int udev_db_parse(const char *text, char ***ret) {
-        _cleanup_(strv_freep) char **props = NULL, **lines = NULL;
-        int r;
-
-        r = strv_split(text, "\n", &lines);
-        if (r < 0)
-                return r;
-        props = calloc(1, sizeof(char *));
-        if (!props)
-                return -ENOMEM;
-        for (char **l = lines; *l; l++) {
-                const char *p = startswith(*l, "E:");
-
-                if (!p || !strchr(p, '='))
-                        continue;
-                r = strv_extend(&props, p);
-                if (r < 0)
-                        return r;
-        }
-        *ret = TAKE_PTR(props);
-        return 0;
+static int dup_identity(char **dst, const char *v) {
+        return v ? free_and_strdup(dst, v) : 0;
 }
 
-const char *const udev_disk_keys[] = {
-        "ID_MODEL", "ID_VENDOR", "ID_SERIAL_SHORT", "ID_SERIAL", "ID_WWN_WITH_EXTENSION", "ID_WWN",
-        "ID_BUS", NULL
-};
-
-const char *props_get(char * const *props, const char *key) {
-        size_t l = strlen(key);
-
-        for (char * const *p = props; p && *p; p++)
-                if (strncmp(*p, key, l) == 0 && (*p)[l] == '=')
-                        return *p + l + 1;
-        return NULL;
-}
-
-static int dup_prop(char **dst, char * const *props, const char *key, const char *fallback) {
-        const char *v = props_get(props, key) ?: props_get(props, fallback ?: key);
-
-        if (!v || !*v || !string_is_printable(v, 256))
-                return 0;
-        return free_and_strdup(dst, v);
+static bool is_iocost_prop(const char *name) {
+        return startswith(name, "IOCOST_");
 }
 
 static int read_optional(Sysfs *s, const char *disk, const char *rel, char **dst) {
@@ -744,14 +707,13 @@ int sysfs_reload_settings(Sysfs *s, Disk *d) {
         return 0;
 }
 
-int sysfs_load_disk(Sysfs *s, const char *name, char * const *udev_props, const DiskLoad *what,
+int sysfs_load_disk(Sysfs *s, const char *name, const UdevProps *udev, const DiskLoad *what,
                     Disk **ret) {
         _cleanup_(disk_unpin) Sysfs *pinned = s;
         _cleanup_(disk_freep) Disk *d = NULL;
-        _cleanup_(strv_freep) char **db_props = NULL;
-        char * const *props = udev_props;
+        _cleanup_(udev_props_freep) UdevProps *db_props = NULL;
+        const UdevProps *props = udev;
         char path[PATH_MAX], link[PATH_MAX];
-        const char *id_bus;
         int64_t v;
         ssize_t k;
         int r, dfd;
@@ -810,7 +772,7 @@ int sysfs_load_disk(Sysfs *s, const char *name, char * const *udev_props, const 
                 if (sscanf(d->devnum, "%u:%u", &maj, &min) == 2) {
                         snprintf(path, sizeof(path), "run/udev/data/b%u:%u", maj, min);
                         if (read_file_bounded(s->root_fd, path, 1 << 20, &text, NULL) >= 0) {
-                                r = udev_db_parse(text, &db_props);
+                                r = udev_props_parse_db(text, &db_props);
                                 if (r < 0)
                                         return r;
                         }
@@ -827,13 +789,13 @@ int sysfs_load_disk(Sysfs *s, const char *name, char * const *udev_props, const 
                 /* Virtual disks (loop, zram, dm, ...) have no device: spare the reads. */
                 has_device = faccessat(dfd, path, F_OK, 0) >= 0;
 
-                r = dup_prop(&d->model, props, "ID_MODEL", NULL);
+                r = dup_identity(&d->model, props ? props->model : NULL);
                 if (r >= 0)
-                        r = dup_prop(&d->vendor, props, "ID_VENDOR", NULL);
+                        r = dup_identity(&d->vendor, props ? props->vendor : NULL);
                 if (r >= 0)
-                        r = dup_prop(&d->serial, props, "ID_SERIAL_SHORT", "ID_SERIAL");
+                        r = dup_identity(&d->serial, props ? props->serial : NULL);
                 if (r >= 0)
-                        r = dup_prop(&d->wwn, props, "ID_WWN_WITH_EXTENSION", "ID_WWN");
+                        r = dup_identity(&d->wwn, props ? props->wwn : NULL);
                 if (r >= 0 && has_device)
                         r = read_optional(s, name, "device/model", &d->model_sysfs);
                 if (r >= 0 && has_device)
@@ -854,19 +816,15 @@ int sysfs_load_disk(Sysfs *s, const char *name, char * const *udev_props, const 
 
         if (d->load.attrs & ATTR_IOCOST_BITS_MASK) {
                 d->rqos_static_key = kernel_has_rqos_static_key(sysfs_kernel_release(s));
-                for (char * const *p = props; p && *p; p++)
-                        if (startswith(*p, "IOCOST_") && string_is_printable(*p, 1024) &&
-                            strv_length(d->hwdb) < 64 && strv_extend(&d->hwdb, *p) < 0)
-                                return -ENOMEM;
+                if (udev_props_copy_matching(props, is_iocost_prop, &d->udev) < 0)
+                        return -ENOMEM;
                 /* 90-iocost.rules runs "iocost apply" for disks with IOCOST_SOLUTIONS. */
-                d->iocost_other_writer = props_get(d->hwdb, "IOCOST_SOLUTIONS") &&
-                                         strspn(props_get(d->hwdb, "IOCOST_SOLUTIONS"), " \t") <
-                                                 strlen(props_get(d->hwdb, "IOCOST_SOLUTIONS")) &&
+                d->iocost_other_writer = d->udev && d->udev->iocost_solutions &&
+                                         d->udev->iocost_solutions[strspn(d->udev->iocost_solutions, " \t")] &&
                                          sysfs_systemd_iocost_active(s);
         }
 
-        id_bus = props_get(props, "ID_BUS");
-        d->transport = transport_classify(name, d->devpath, id_bus);
+        d->transport = transport_classify(name, d->devpath, props ? props->bus : NULL);
 
         if (d->load.flags && read_disk_number(s, name, "queue/rotational", &v) >= 0)
                 d->rotational = v != 0;

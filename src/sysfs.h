@@ -44,14 +44,14 @@ bool sysfs_disk_exists(Sysfs *s, const char *name);
  * sysfs_load_disk() - read a disk's identity and current settings
  * @s: the tree
  * @name: kernel name; validated
- * @udev_props: "KEY=value" strings from udev (the environment of a udev RUN program or a
- *              libudev device), or NULL to read udev's database for the disk
+ * @udev: udev's properties of the disk, filled at the edge (the environment of a udev RUN
+ *        program, a libudev device), or NULL to read udev's database for the disk
  * @what: what to read; NULL for everything
  * @ret: the disk
  *
  * Return: 0; -EINVAL for an invalid name; -ENOENT/-ENODEV when there is no such disk.
  */
-int sysfs_load_disk(Sysfs *s, const char *name, char * const *udev_props, const DiskLoad *what,
+int sysfs_load_disk(Sysfs *s, const char *name, const UdevProps *udev, const DiskLoad *what,
                     Disk **ret);
 
 /**
@@ -107,11 +107,3 @@ const char *sysfs_kernel_release(Sysfs *s);
 /* Read one attribute's current value; *ret is reset first. Return: st->err. */
 int sysfs_read_setting(Sysfs *s, const char *disk, const AttrInfo *a, const char *tunable,
                        AttrState *ret);
-
-/* The udev properties sysfs_load_disk() uses besides the IOCOST_* ones (the hwdb's, read only
- * when the load has an iocost attribute); NULL-terminated. */
-extern const char *const udev_disk_keys[];
-
-/* Parse udev's database text ("E:KEY=value" lines) into "KEY=value" strings. */
-int udev_db_parse(const char *text, char ***ret);
-const char *props_get(char * const *props, const char *key);

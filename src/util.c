@@ -1,4 +1,5 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
+#include <assert.h>
 #include <ctype.h>
 #include <fcntl.h>
 #include <limits.h>
@@ -117,6 +118,26 @@ int strv_split(const char *s, const char *sep, char ***ret) {
                 p += n;
         }
         *ret = TAKE_PTR(l);
+        return 0;
+}
+
+int greedy_realloc(void **p, size_t *allocated, size_t need, size_t size) {
+        size_t n;
+        void *q;
+
+        assert(p && allocated && size > 0);
+        if (need <= *allocated && (*p || need == 0))
+                return 0;
+        n = need > SIZE_MAX / 2 / size ? need : need * 2;
+        if (n < 4)
+                n = 4;
+        if (n > SIZE_MAX / size)
+                return -ENOMEM;
+        q = realloc(*p, n * size);
+        if (!q)
+                return -ENOMEM;
+        *p = q;
+        *allocated = n;
         return 0;
 }
 

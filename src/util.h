@@ -21,6 +21,22 @@ char **strv_copy(char * const *l);
 char *strv_join(char * const *l, const char *sep);
 int strv_split(const char *s, const char *sep, char ***ret);
 
+/**
+ * greedy_realloc() - make room for @need elements of @size bytes in *@p
+ * @p: the array (may be NULL)
+ * @allocated: how many elements *@p has room for; updated
+ * @need: how many it must hold
+ * @size: the size of one element
+ *
+ * Grows to twice what is needed, so that appending one element at a time costs amortised O(1)
+ * (systemd's GREEDY_REALLOC()). Use GREEDY_REALLOC(array, allocated, need).
+ *
+ * Return: 0, or -ENOMEM (*@p is left as it was).
+ */
+int greedy_realloc(void **p, size_t *allocated, size_t need, size_t size);
+#define GREEDY_REALLOC(array, allocated, need) \
+        greedy_realloc((void **) &(array), &(allocated), (need), sizeof((array)[0]))
+
 int safe_atoi64(const char *s, int64_t min, int64_t max, int64_t *ret);
 int parse_boolean(const char *s);
 

@@ -151,6 +151,7 @@ static int apply_one(Sysfs *s, const Policy *policy, const char *name, bool list
         _cleanup_(disk_freep) Disk *d = NULL;
         _cleanup_(resolved_freep) Resolved *res = NULL;
         _cleanup_(plan_freep) Plan *report = NULL;
+        _cleanup_(udev_props_freep) UdevProps *props = NULL;
         const char *n = disk_arg_name(name);
         DiskLoad load = DISK_LOAD_ALL;
         bool by_udev;
@@ -172,7 +173,9 @@ static int apply_one(Sysfs *s, const Policy *policy, const char *name, bool list
         /* Run by udevd for this disk's event: its properties are in our environment, and
          * udevd holds the disk's lock and runs nothing else for it meanwhile. */
         by_udev = udev_event_is_for(n);
-        r = sysfs_load_disk(s, n, by_udev ? environ : NULL, &load, &d);
+        if (by_udev && udev_props_from_strv(environ, &props) < 0)
+                return log_oom();
+        r = sysfs_load_disk(s, n, props, &load, &d);
         if (r == -ENODEV || r == -ENOENT) {
                 if (listed || by_udev) {
                         log_debug("%s: gone before it could be read.", n);

@@ -48,13 +48,23 @@ void fixture_teardown(Fixture *f) {
         *f = (Fixture) {};
 }
 
+UdevProps *fixture_props(char * const *l) {
+        UdevProps *p = NULL;
+
+        if (!l)
+                return NULL;
+        assert_int_equal(udev_props_from_strv(l, &p), 0);
+        return p;
+}
+
 Plan *fixture_apply(const Fixture *f, const char *disk, char * const *props, const DiskLoad *load,
                     ApplyFlags flags, ApplyStats *stats) {
+        _cleanup_(udev_props_freep) UdevProps *u = fixture_props(props);
         _cleanup_(disk_freep) Disk *d = NULL;
         _cleanup_(resolved_freep) Resolved *r = NULL;
         Plan *report = NULL;
 
-        assert_int_equal(sysfs_load_disk(f->s, disk, props, load, &d), 0);
+        assert_int_equal(sysfs_load_disk(f->s, disk, u, load, &d), 0);
         assert_int_equal(policy_resolve(f->p, d, &r), 0);
         assert_int_equal(apply_disk(f->s, d, r, flags, &report, stats), 0);
         return report;

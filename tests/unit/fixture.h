@@ -30,6 +30,10 @@ void fixture_setup(Fixture *ret, const FakeDiskSpec *spec, const char *file, con
                    const char *settings);
 void fixture_teardown(Fixture *f);
 
+/* udev's properties from "KEY=value" strings, as the udev helper takes them from its
+ * environment; NULL for NULL. */
+UdevProps *fixture_props(char * const *l);
+
 /* Load @disk (udev properties @props; @load as sysfs_load_disk() takes it), resolve the
  * policy for it and apply it: the report. */
 Plan *fixture_apply(const Fixture *f, const char *disk, char * const *props, const DiskLoad *load,

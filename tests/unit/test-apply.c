@@ -413,13 +413,14 @@ TEST(identity_not_utf8) {
         static const FakeDiskSpec spec = { .name = "sdz", .devnum = "8:240", .scheduler = "none" };
         char *props[] = { "ID_MODEL=bad\x7f\xfemodel", "ID_SERIAL_SHORT=ser\xc3\x28ial",
                           "ID_VENDOR=V\xc3\xa9ndor", "ID_WWN=0x5000\x1b[31m", NULL };
+        _cleanup_(udev_props_freep) UdevProps *u = fixture_props(props);
         _cleanup_(sysfs_freep) Sysfs *s = NULL;
         _cleanup_(disk_freep) Disk *d = NULL;
         FakeKernel *k = fake_kernel_new();
 
         assert_int_equal(fake_disk_add(k, &spec), 0);
         assert_int_equal(sysfs_new(k->root, &s), 0);
-        assert_int_equal(sysfs_load_disk(s, "sdz", props, NULL, &d), 0);
+        assert_int_equal(sysfs_load_disk(s, "sdz", u, NULL, &d), 0);
         assert_null(d->model);
         assert_null(d->serial);
         assert_null(d->wwn);

@@ -38,11 +38,11 @@ static unsigned submitted_count_for(World *w, const DiskObject *d) {
 }
 
 /* udev's properties of an event: one "KEY=value". */
-static char **props_of(const char *kv) {
-        char **l = NULL;
+static UdevProps *props_of(const char *kv) {
+        UdevProps *p = NULL;
 
-        assert_int_equal(strv_extend(&l, kv), 0);
-        return l;
+        assert_int_equal(udev_props_from_strv((char *[]) { (char *) kv, NULL }, &p), 0);
+        return p;
 }
 
 /* The first pass: one job per disk, each applied; the disks are on the "bus" (published). */
@@ -153,7 +153,7 @@ TEST(burst_hold_release) {
         assert_non_null(u);
 
         /* No burst yet: udev's event queues the disk. */
-        _cleanup_(strv_freep) char **props = props_of("ID_MODEL=Fake");
+        _cleanup_(udev_props_freep) UdevProps *props = props_of("ID_MODEL=Fake");
         uevent_handle_udev(u, "change", "loop1", NULL, &props);
         assert_int_equal(submitted_count_for(w, d), 1);
         world_run_all(w);
@@ -173,7 +173,7 @@ TEST(burst_hold_release) {
         assert_true(d->held);
         assert_true(manager_find_disk(w->m, "loop2")->held);
         assert_int_equal(u->n_held, 2);
-        assert_string_equal(d->want_props[0], "ID_MODEL=Held");
+        assert_string_equal(udev_props_get(d->want_props, "ID_MODEL"), "Held");
         assert_int_equal(sd_event_source_get_time(u->burst_source, &when), 0);
         assert_int_equal(when, u->burst_last + UEVENT_BURST_QUIET_USEC);
 
@@ -193,7 +193,7 @@ TEST(burst_hold_release) {
         assert_int_equal(w->n_submitted, 2);
         assert_int_equal(submitted_for(w, d)->kind, JOB_APPLY);
         assert_false(submitted_for(w, d)->partial);
-        assert_string_equal(submitted_for(w, d)->udev_props[0], "ID_MODEL=Held");
+        assert_string_equal(udev_props_get(submitted_for(w, d)->udev_props, "ID_MODEL"), "Held");
         world_run_all(w);
         world_free(w);
 }

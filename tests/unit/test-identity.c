@@ -8,6 +8,7 @@
 #include <stdio.h>
 
 #include "fake-kernel.h"
+#include "fixture.h"
 #include "tests.h"
 #include "util.h"
 
@@ -38,6 +39,7 @@ TEST(identity_is_utf8) {
                          (char *) "ID_VENDOR=caf\xc3\xa9", (char *) "ID_WWN=0x5000\x80", NULL};
         FakeKernel *k = fake_kernel_new();
         _cleanup_(sysfs_freep) Sysfs *s = NULL;
+        _cleanup_(udev_props_freep) UdevProps *u = fixture_props(props);
         _cleanup_(disk_freep) Disk *d = NULL, *e = NULL;
 
         assert_non_null(k);
@@ -45,14 +47,14 @@ TEST(identity_is_utf8) {
         assert_int_equal(sysfs_new(k->root, &s), 0);
 
         /* From sysfs alone. */
-        assert_int_equal(sysfs_load_disk(s, "sdz", (char *[]){NULL}, NULL, &d), 0);
+        assert_int_equal(sysfs_load_disk(s, "sdz", NULL, NULL, &d), 0);
         assert_null(d->model_sysfs);
         assert_null(d->model);
         assert_null(d->vendor_sysfs);
         assert_null(d->serial);
 
         /* udev's properties. */
-        assert_int_equal(sysfs_load_disk(s, "sdz", props, NULL, &e), 0);
+        assert_int_equal(sysfs_load_disk(s, "sdz", u, NULL, &e), 0);
         assert_null(e->model);
         assert_null(e->serial);
         assert_null(e->wwn);
@@ -80,13 +82,13 @@ TEST(keep_unloaded) {
         assert_non_null(k);
         assert_int_equal(fake_disk_add(k, &spec), 0);
         assert_int_equal(sysfs_new(k->root, &s), 0);
-        assert_int_equal(sysfs_load_disk(s, "sda", (char *[]) { NULL }, NULL, &old), 0);
+        assert_int_equal(sysfs_load_disk(s, "sda", NULL, NULL, &old), 0);
         assert_int_equal(DISK_ATTR(old, ATTR_READ_AHEAD_KB).value.num, 128);
         assert_true(old->n_tunables > 0);
 
         assert_int_equal(fake_write(k, "sys/class/block/sda/queue/read_ahead_kb", "512"), 0);
         assert_int_equal(fake_write(k, "sys/class/block/sda/queue/nr_requests", "32"), 0);
-        assert_int_equal(sysfs_load_disk(s, "sda", (char *[]) { NULL }, &part, &d), 0);
+        assert_int_equal(sysfs_load_disk(s, "sda", NULL, &part, &d), 0);
         assert_null(d->model);
         assert_int_equal(d->n_tunables, 0);
         assert_null(d->devpath);                /* no link read, no flag */
@@ -115,9 +117,9 @@ TEST(keep_unloaded) {
         disk_free(d);
 
         /* Another scheduler now: the old reading's tunables are not this one's. */
-        assert_int_equal(sysfs_load_disk(s, "sda", (char *[]) { NULL }, NULL, &old), 0);
+        assert_int_equal(sysfs_load_disk(s, "sda", NULL, NULL, &old), 0);
         assert_int_equal(fake_write(k, "sys/class/block/sda/queue/scheduler", "[none] mq-deadline"), 0);
-        assert_int_equal(sysfs_load_disk(s, "sda", (char *[]) { NULL }, &part, &d), 0);
+        assert_int_equal(sysfs_load_disk(s, "sda", NULL, &part, &d), 0);
         taken = disk_keep_unloaded(d, old);
         assert_int_equal(d->n_tunables, 0);
         assert_false(taken & DISK_FIELD_BIT(DISK_FIELD_TUNABLES));
@@ -140,9 +142,9 @@ TEST(schedulers_shared) {
         assert_int_equal(fake_disk_add(k, &b), 0);
         assert_int_equal(fake_disk_add(k, &c), 0);
         assert_int_equal(sysfs_new(k->root, &s), 0);
-        assert_int_equal(sysfs_load_disk(s, "sda", (char *[]) { NULL }, NULL, &da), 0);
-        assert_int_equal(sysfs_load_disk(s, "sdb", (char *[]) { NULL }, NULL, &db), 0);
-        assert_int_equal(sysfs_load_disk(s, "sdc", (char *[]) { NULL }, NULL, &dc), 0);
+        assert_int_equal(sysfs_load_disk(s, "sda", NULL, NULL, &da), 0);
+        assert_int_equal(sysfs_load_disk(s, "sdb", NULL, NULL, &db), 0);
+        assert_int_equal(sysfs_load_disk(s, "sdc", NULL, NULL, &dc), 0);
         /* One list for the same names, kept apart from another set; each disk frees its own
          * rest (the ASan run would see a double free). */
         assert_true(da->schedulers_shared && db->schedulers_shared && dc->schedulers_shared);

@@ -198,16 +198,20 @@ static char *hwdb_props[] = {
 };
 
 TEST(solution_pick) {
-        char **props = hwdb_props;
-        char *no_naive[] = {
+        _cleanup_(udev_props_freep) UdevProps *props = fixture_props(hwdb_props), *no_naive = NULL,
+                                              *empty = NULL;
+        char *no_naive_l[] = {
                 "IOCOST_SOLUTIONS=  bandwidth\tisolation ",
                 "IOCOST_QOS_BANDWIDTH=rlat=1",
                 "IOCOST_MODEL_BANDWIDTH=rbps=1",
                 NULL,
         };
-        char *empty[] = { "IOCOST_SOLUTIONS= ", NULL };
+        char *empty_l[] = { "IOCOST_SOLUTIONS= ", NULL };
         const char *qos, *model;
         char *name;
+
+        no_naive = fixture_props(no_naive_l);
+        empty = fixture_props(empty_l);
 
         /* systemd's choice: its default TargetSolution "naive" when listed */
         assert_int_equal(iocost_solution_pick(props, "hwdb", &name, &qos, &model), 0);
@@ -227,7 +231,7 @@ TEST(solution_pick) {
         assert_int_equal(iocost_solution_pick(props, "isolation", &name, &qos, &model), -ENXIO);
         assert_int_equal(iocost_solution_pick(props, "bandwidth", &name, &qos, &model), -ENXIO);
         assert_int_equal(iocost_solution_pick(empty, "hwdb", &name, &qos, &model), -ENOENT);
-        assert_int_equal(iocost_solution_pick((char *[]) { NULL }, "hwdb", &name, &qos, &model), -ENOENT);
+        assert_int_equal(iocost_solution_pick(NULL, "hwdb", &name, &qos, &model), -ENOENT);
 }
 
 /* ---- planner: a disk in memory, a policy from text ---- */
@@ -413,12 +417,11 @@ TEST(plan_solution) {
         const Action *a;
         Planned x;
 
-        d->hwdb = strv_copy((char *[]) {
+        d->udev = fixture_props((char *[]) {
                 "IOCOST_SOLUTIONS=naive",
                 "IOCOST_QOS_NAIVE=rpct=99.00 rlat=8000 wpct=99.00 wlat=8000 min=75.00 max=100.00",
                 "IOCOST_MODEL_NAIVE=rbps=1 rseqiops=2 rrandiops=3 wbps=4 wseqiops=5 wrandiops=6",
                 NULL });
-        assert_non_null(d->hwdb);
         /* the hwdb's values, explicit keys override them */
         plan_with(&x, d, "iocost.solution = hwdb\niocost.wlat = 9000\n");
         assert_string_equal(x.qos, "259:0 enable=1 ctrl=user rpct=99.00 rlat=8000 wpct=99.00 wlat=9000 min=75.00 max=100.00");
@@ -441,8 +444,7 @@ TEST(plan_solution) {
         planned_done(&x);
 
         /* a hwdb value iosched would refuse in a file: none of the solution is taken */
-        free(d->hwdb[1]);
-        d->hwdb[1] = strdup("IOCOST_QOS_NAIVE=rpct=101 rlat=8000");
+        assert_int_equal(udev_props_add(d->udev, "IOCOST_QOS_NAIVE", "rpct=101 rlat=8000"), 1);
         plan_with(&x, d, "iocost.solution = naive\n");
         assert_int_equal(action(&x, "iocost.solution")->type, ACTION_UNSUPPORTED);
         assert_int_equal(x.fp.plan->n_actions, 1);
@@ -614,6 +616,7 @@ TEST(apply_hwdb) {
 
 /* systemd's 90-iocost.rules in effect: a second writer for disks with IOCOST_SOLUTIONS */
 static bool two_writers(Fixture *c, char * const *props, bool *ret_note) {
+        _cleanup_(udev_props_freep) UdevProps *u = fixture_props(props);
         _cleanup_(disk_freep) Disk *d = NULL;
         _cleanup_(resolved_freep) Resolved *r = NULL;
         _cleanup_(plan_freep) Plan *p = NULL;
@@ -626,7 +629,7 @@ static bool two_writers(Fixture *c, char * const *props, bool *ret_note) {
         assert_int_equal(sysfs_new(c->k->root, &c->s), 0);
         fake_kernel_attach(c->k, c->s);
         policy_disk_load(c->p, &load);
-        assert_int_equal(sysfs_load_disk(c->s, "nvme0n1", props, &load, &d), 0);
+        assert_int_equal(sysfs_load_disk(c->s, "nvme0n1", u, &load, &d), 0);
         assert_int_equal(policy_resolve(c->p, d, &r), 0);
         assert_int_equal(plan_build(d, r, &p), 0);
         f = open_memstream(&out, &size);
