@@ -52,7 +52,7 @@ DEFINE_TRIVIAL_CLEANUP_FUNC(UeventMonitor *, uevent_monitor_free);
  * @action: "add", "change", "remove", "move", ...
  * @name: the disk's kernel name
  * @old_name: for "move", the name before, may be NULL
- * @props: udev's properties of the event ("KEY=value"), taken; may be NULL
+ * @props: udev's properties of the event, taken (*@props is NULL after); may be NULL
  */
 void uevent_handle_udev(UeventMonitor *u, const char *action, const char *name, const char *old_name,
                         UdevProps **props);

@@ -2,7 +2,7 @@
 #pragma once
 
 #include "plan.h"
-#include "sysfs.h"
+#include "sysfs-disk.h"
 
 typedef struct ApplyStats {
         unsigned written, skipped, failed, unsupported, gone, would_write;

@@ -1,16 +1,19 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 #pragma once
 
+#include <stdint.h>
+
 #include "attr.h"
 #include "disk.h"
 
 /*
- * The only module that touches /sys (and udev's database below /run/udev). Every path is
- * relative to a root directory ("/" in production, a temporary tree in tests); every disk name
- * and tunable is validated before it becomes part of a path, and writes are possible only to
- * the attributes of the table in attr.c, below the disk's queue/ directory, and to the disk's
- * own MAJ:MIN line of io.cost.qos and io.cost.model in the root of the cgroup v2 hierarchy
- * that has the io controller (found in proc/self/mountinfo below the same root).
+ * The only module that opens files under /sys and the cgroup tree. Every path is relative to a
+ * root directory ("/" in production, a temporary tree in tests); every disk name and tunable is
+ * validated before it becomes part of a path, and writes are possible only to the attributes of
+ * the table in attr.c, below the disk's queue/ directory, and to the disk's own MAJ:MIN line of
+ * io.cost.qos and io.cost.model in the root of the cgroup v2 hierarchy that has the io
+ * controller. Loading a whole disk is sysfs-disk.h's; what is looked up about the host once
+ * (the cgroup hierarchy, the kernel's release, systemd's iocost rule) is host.h's, cached here.
  */
 typedef struct Sysfs Sysfs;
 
@@ -21,12 +24,23 @@ typedef int (*SysfsWriteHook)(Sysfs *s, int fd, const char *disk, const char *re
                               const char *value, void *userdata);
 typedef int (*SysfsReadHook)(Sysfs *s, const char *disk, const char *relpath, void *userdata);
 
+/**
+ * sysfs_new() - open a root
+ * @root: the directory below which sys/, proc/, run/, lib/ and etc/ are looked for; NULL is "/"
+ * @ret: the new object
+ *
+ * Return: 0, -ENOMEM, or the negative errno of opening @root.
+ */
 int sysfs_new(const char *root, Sysfs **ret);
 Sysfs *sysfs_free(Sysfs *s);
 DEFINE_TRIVIAL_CLEANUP_FUNC(Sysfs *, sysfs_free);
 
 void sysfs_set_hooks(Sysfs *s, SysfsReadHook read_hook, SysfsWriteHook write_hook, void *userdata);
 unsigned long sysfs_get_n_writes(const Sysfs *s);
+/* The root directory's fd (O_PATH), for host.h's look-ups; owned by @s. */
+int sysfs_root_fd(const Sysfs *s);
+/* The kernel's tick rate (host_hz()), 0 unknown. */
+unsigned sysfs_hz(const Sysfs *s);
 
 /**
  * sysfs_list_disks() - list whole disks (not partitions), sorted by name
@@ -41,24 +55,67 @@ int sysfs_list_disks(Sysfs *s, char ***ret);
 bool sysfs_disk_exists(Sysfs *s, const char *name);
 
 /**
- * sysfs_load_disk() - read a disk's identity and current settings
+ * sysfs_pin_disk() - hold a disk's directory open while its files are read
  * @s: the tree
  * @name: kernel name; validated
- * @udev: udev's properties of the disk, filled at the edge (the environment of a udev RUN
- *        program, a libudev device), or NULL to read udev's database for the disk
- * @what: what to read; NULL for everything
- * @ret: the disk
  *
- * Return: 0; -EINVAL for an invalid name; -ENOENT/-ENODEV when there is no such disk.
+ * Until sysfs_unpin_disk(), each file of @name is looked up below that directory, not by a walk
+ * from the root through sys/class/block (path walks in kernfs are most of what reading a disk
+ * costs). A disk that goes away meanwhile fails the reads. One disk at a time.
+ *
+ * Return: 0; -EINVAL for an invalid name; -ENODEV when there is no such disk.
  */
-int sysfs_load_disk(Sysfs *s, const char *name, const UdevProps *udev, const DiskLoad *what,
-                    Disk **ret);
+int sysfs_pin_disk(Sysfs *s, const char *name);
+void sysfs_unpin_disk(Sysfs *s);
+DEFINE_TRIVIAL_CLEANUP_FUNC(Sysfs *, sysfs_unpin_disk);
 
 /**
- * sysfs_reload_settings() - read the current settings of a loaded disk again (those of d->load)
- * Return: 0, or -ENOENT/-ENODEV when the disk went away.
+ * sysfs_read_disk_text() - read one file of a disk with a single read(2)
+ * @disk: kernel name; validated
+ * @rel: the file below the disk's directory ("queue/rotational"); a path of this program's
+ *       own, never from input: it must not start with "/" or have a ".." component
+ * @ret: the text, stripped
+ *
+ * Return: 0 or the negative errno of the open or read (-ENOENT: no such file).
  */
-int sysfs_reload_settings(Sysfs *s, Disk *d);
+int sysfs_read_disk_text(Sysfs *s, const char *disk, const char *rel, char **ret);
+/* The same, parsed as a decimal number: -EINVAL for text that is not one. */
+int sysfs_read_disk_number(Sysfs *s, const char *disk, const char *rel, int64_t *ret);
+/* Whether @rel exists below the disk's directory. */
+bool sysfs_disk_has(Sysfs *s, const char *disk, const char *rel);
+
+/**
+ * sysfs_disk_devpath() - where the disk is in the device tree
+ * @ret: the target of sys/class/block/@disk from "/devices/" on ("/devices/pci0000:00/...")
+ *
+ * Return: 0, or the negative errno of readlink (-ENOENT: no such disk).
+ */
+int sysfs_disk_devpath(Sysfs *s, const char *disk, char **ret);
+
+/**
+ * sysfs_disk_foreach() - call @cb with each name in a directory of a disk
+ * @rel: the directory below the disk's ("mq", "queue/iosched")
+ * @cb: called for each entry but "." and ".."; a negative return stops the walk and is returned
+ *
+ * Return: 0, the first negative return of @cb, or the negative errno of opening the directory.
+ */
+int sysfs_disk_foreach(Sysfs *s, const char *disk, const char *rel,
+                       int (*cb)(const char *name, void *userdata), void *userdata);
+
+/* Read one attribute's current value; *ret is reset first. Return: st->err. */
+int sysfs_read_setting(Sysfs *s, const char *disk, const AttrInfo *a, const char *tunable,
+                       AttrState *ret);
+
+/**
+ * sysfs_read_iocost() - read a disk's line of io.cost.qos or io.cost.model
+ * @disk: kernel name (for the read hook)
+ * @devnum: the disk's "MAJ:MIN"
+ * @f: ATTR_FILE_IOCOST_QOS or ATTR_FILE_IOCOST_MODEL
+ * @ret: reset, then filled (iocost_find())
+ *
+ * Return: ret->err, or -ENOMEM.
+ */
+int sysfs_read_iocost(Sysfs *s, const char *disk, const char *devnum, AttrFile f, IocostState *ret);
 
 /**
  * sysfs_write_setting() - write one attribute with a single write(2)
@@ -83,27 +140,16 @@ int sysfs_write_setting(Sysfs *s, const char *disk, const AttrInfo *a, const cha
 int sysfs_lock_disk(Sysfs *s, const Disk *d, uint64_t timeout_usec, int *ret_fd);
 
 /**
- * sysfs_iocost_probe() - find the cgroup v2 hierarchy whose root has the io controller
+ * sysfs_iocost_probe() - find the cgroup v2 hierarchy whose root has the io controller, once
  *
- * Reads proc/self/mountinfo and the cgroup.controllers of each cgroup2 mount's root, once:
- * io.cost.qos and io.cost.model are read and written there.
+ * host_cgroup_io_root(), remembered: io.cost.qos and io.cost.model are read and written there.
  *
  * Return: 0; -ENOENT when there is none (iocost is not applicable on this system); -ENOMEM.
  */
 int sysfs_iocost_probe(Sysfs *s);
 
-/**
- * sysfs_systemd_iocost_active() - whether systemd's 90-iocost.rules is in effect
- *
- * Return: true when the rule is in one of udev's rules directories (the first one with the
- * name, not masked by a link to /dev/null or an empty file) and its helper is installed: it
- * writes io.cost.qos and io.cost.model on every udev event of a disk with IOCOST_SOLUTIONS.
- */
+/* host_systemd_iocost_active(), looked up once. */
 bool sysfs_systemd_iocost_active(Sysfs *s);
 
-/* The kernel's release: proc/sys/kernel/osrelease below the root, else uname(2). May be NULL. */
+/* host_kernel_release(), looked up once. May be NULL. */
 const char *sysfs_kernel_release(Sysfs *s);
-
-/* Read one attribute's current value; *ret is reset first. Return: st->err. */
-int sysfs_read_setting(Sysfs *s, const char *disk, const AttrInfo *a, const char *tunable,
-                       AttrState *ret);

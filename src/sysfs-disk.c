@@ -1,0 +1,348 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+#include <assert.h>
+
+#include "host.h"
+#include "log.h"
+#include "sysfs-disk.h"
+#include "util.h"
+
+#define TUNABLES_MAX 64
+
+/* Tunables */
+
+static void tunables_clear(Disk *d) {
+        for (size_t i = 0; i < d->n_tunables; i++) {
+                free(d->tunables[i].name);
+                attr_state_done(&d->tunables[i].state);
+        }
+        d->tunables = mfree(d->tunables);
+        d->n_tunables = 0;
+}
+
+typedef struct TunableWalk {
+        Sysfs *s;
+        Disk *d;
+        size_t n_allocated;
+} TunableWalk;
+
+static int tunable_add(const char *name, void *userdata) {
+        TunableWalk *w = userdata;
+        Disk *d = w->d;
+        Tunable *t;
+
+        if (!tunable_name_is_valid(name) || d->n_tunables >= TUNABLES_MAX)
+                return 0;
+        if (GREEDY_REALLOC(d->tunables, w->n_allocated, d->n_tunables + 1) < 0)
+                return -ENOMEM;
+        t = &d->tunables[d->n_tunables];
+        *t = (Tunable) { .name = strdup(name) };
+        if (!t->name)
+                return -ENOMEM;
+        d->n_tunables++;
+        (void) sysfs_read_setting(w->s, d->name, attr_get(ATTR_IOSCHED), t->name, &t->state);
+        return 0;
+}
+
+static int load_tunables(Sysfs *s, Disk *d) {
+        TunableWalk w = { .s = s, .d = d };
+        int r;
+
+        tunables_clear(d);
+        r = sysfs_disk_foreach(s, d->name, "queue/iosched", tunable_add, &w);
+        return r == -ENOENT ? 0 : r;
+}
+
+/* Settings */
+
+/* The scheduler is always read: the guards depend on it. Its line also carries the list of
+ * schedulers: parsed fully here. */
+static int load_scheduler(Sysfs *s, Disk *d) {
+        _cleanup_(attr_state_done) AttrState sched = {};
+        int r;
+
+        r = sysfs_read_setting(s, d->name, attr_get(ATTR_SCHEDULER), NULL, &sched);
+        if (r == -ENODEV)
+                return r;
+        d->scheduler = mfree(d->scheduler);
+        if (!d->schedulers_shared)
+                strv_free(d->schedulers);
+        d->schedulers = NULL;
+        d->schedulers_shared = false;
+        d->schedulers_loadable = strv_free(d->schedulers_loadable);
+        d->has_scheduler_file = r != -ENOENT;
+        if (r >= 0) {
+                r = scheduler_parse(sched.raw, &d->scheduler, &d->schedulers);
+                if (r == -ENOMEM)
+                        return r;
+                if (r >= 0) {
+                        /* Modules the kernel loads on the first write of their name. */
+                        if (host_loadable_schedulers(sysfs_root_fd(s), sysfs_kernel_release(s),
+                                                     d->schedulers, &d->schedulers_loadable) < 0)
+                                return -ENOMEM;
+                        d->schedulers_shared = scheduler_list_intern(&d->schedulers) > 0;
+                }
+        }
+        /* d->scheduler and d->schedulers are what is used of the line: its text stays only for
+         * a queue without a choice (the planner quotes it), not in each of thousands of
+         * readings a daemon keeps. */
+        value_done(&sched.value);
+        if (d->scheduler)
+                sched.raw = mfree(sched.raw);
+        attr_state_done(&DISK_ATTR(d, ATTR_SCHEDULER));
+        DISK_ATTR(d, ATTR_SCHEDULER) = sched;
+        sched = (AttrState) {};
+        return 0;
+}
+
+static void load_queue_attrs(Sysfs *s, Disk *d) {
+        for (AttrId id = 0; id < _ATTR_MAX; id++) {
+                if (id == ATTR_SCHEDULER || id == ATTR_IOSCHED || !(d->load.attrs & ATTR_BIT(id)) ||
+                    attr_get(id)->file != ATTR_FILE_QUEUE)
+                        continue;
+                (void) sysfs_read_setting(s, d->name, attr_get(id), NULL, &DISK_ATTR(d, id));
+        }
+}
+
+static int load_iocost_lines(Sysfs *s, Disk *d) {
+        if (!(d->load.attrs & ATTR_IOCOST_BITS_MASK))
+                return 0;
+        for (AttrFile f = ATTR_FILE_IOCOST_MODEL; f <= ATTR_FILE_IOCOST_QOS; f++)
+                if (sysfs_read_iocost(s, d->name, d->devnum, f, &d->iocost[f]) == -ENOMEM)
+                        return -ENOMEM;
+        return 0;
+}
+
+/* The disk may have gone away while it was read: tell the caller rather than planning on a
+ * half-read disk. del_gendisk() removes queue/ first and "dev" last: a disk with "dev" but
+ * without queue/ is being deleted. */
+static int check_still_there(Sysfs *s, const Disk *d) {
+        if (!sysfs_disk_has(s, d->name, "queue") || !sysfs_disk_has(s, d->name, "dev"))
+                return -ENODEV;
+        return 0;
+}
+
+int sysfs_reload_settings(Sysfs *s, Disk *d) {
+        int r;
+
+        assert(s && d);
+        r = load_scheduler(s, d);
+        if (r < 0)
+                return r;
+        load_queue_attrs(s, d);
+        r = load_iocost_lines(s, d);
+        if (r < 0)
+                return r;
+        if (d->load.attrs & ATTR_BIT(ATTR_IOSCHED)) {
+                r = load_tunables(s, d);
+                if (r < 0)
+                        return r;
+        }
+        return check_still_there(s, d);
+}
+
+/* Identity */
+
+/* An optional file of the disk: absent, unreadable or not printable leaves *dst as it is. */
+static int read_optional(Sysfs *s, const char *disk, const char *rel, char **dst) {
+        _cleanup_(freep) char *v = NULL;
+        int r;
+
+        r = sysfs_read_disk_text(s, disk, rel, &v);
+        if (r < 0)
+                return ERRNO_IS_GONE(r) || r == -EACCES || r == -EIO || r == -EINVAL ? 0 : r;
+        if (!*v || !string_is_printable(v, UDEV_PROP_IDENTITY_MAX))
+                return 0;
+        free(*dst);
+        *dst = TAKE_PTR(v);
+        return 0;
+}
+
+static int dup_identity(char **dst, const char *v) {
+        return v ? free_and_strdup(dst, v) : 0;
+}
+
+/* What the device says of itself in sysfs, where udev said nothing. Virtual disks (loop, zram,
+ * dm, ...) have no device: the reads are spared. */
+static int load_identity_sysfs(Sysfs *s, Disk *d) {
+        int r;
+
+        if (!sysfs_disk_has(s, d->name, "device"))
+                return 0;
+        r = read_optional(s, d->name, "device/model", &d->model_sysfs);
+        if (r >= 0)
+                r = read_optional(s, d->name, "device/vendor", &d->vendor_sysfs);
+        if (r >= 0 && !d->serial)
+                r = read_optional(s, d->name, "device/serial", &d->serial);
+        if (r >= 0 && !d->wwn)
+                r = read_optional(s, d->name, "wwid", &d->wwn);
+        if (r >= 0 && !d->wwn)
+                r = read_optional(s, d->name, "device/wwid", &d->wwn);
+        if (r < 0)
+                return r;
+        if (!d->model && d->model_sysfs && free_and_strdup(&d->model, d->model_sysfs) < 0)
+                return -ENOMEM;
+        if (!d->vendor && d->vendor_sysfs && free_and_strdup(&d->vendor, d->vendor_sysfs) < 0)
+                return -ENOMEM;
+        return 0;
+}
+
+/* udev's identity first (it knows the spelling people match on), then the device's own. */
+static int load_identity(Sysfs *s, Disk *d, const UdevProps *udev) {
+        int r;
+
+        /* The link's target tells the transport (a kernfs walk per call). */
+        r = sysfs_disk_devpath(s, d->name, &d->devpath);
+        if (r == -ENOMEM)
+                return r;
+        if (udev) {
+                if (dup_identity(&d->model, udev->model) < 0 ||
+                    dup_identity(&d->vendor, udev->vendor) < 0 ||
+                    dup_identity(&d->serial, udev->serial) < 0 ||
+                    dup_identity(&d->wwn, udev->wwn) < 0)
+                        return -ENOMEM;
+        }
+        return load_identity_sysfs(s, d);
+}
+
+static bool is_iocost_prop(const char *name) {
+        return startswith(name, "IOCOST_");
+}
+
+/* What iocost needs besides its two files: the hwdb's properties, whether the kernel sets
+ * rq-qos up with a static key, and whether systemd's rule writes the files too. */
+static int load_iocost_info(Sysfs *s, Disk *d, const UdevProps *udev) {
+        const char *sol;
+
+        d->rqos_static_key = kernel_has_rqos_static_key(sysfs_kernel_release(s));
+        if (udev_props_copy_matching(udev, is_iocost_prop, &d->udev) < 0)
+                return -ENOMEM;
+        /* 90-iocost.rules runs "iocost apply" for disks with IOCOST_SOLUTIONS. */
+        sol = d->udev ? d->udev->iocost_solutions : NULL;
+        d->iocost_other_writer = sol && sol[strspn(sol, " \t")] && sysfs_systemd_iocost_active(s);
+        return 0;
+}
+
+/* Flags and details */
+
+static void load_flags(Sysfs *s, Disk *d) {
+        int64_t v;
+
+        if (sysfs_read_disk_number(s, d->name, "queue/rotational", &v) >= 0)
+                d->rotational = v != 0;
+        if (sysfs_read_disk_number(s, d->name, "removable", &v) >= 0)
+                d->removable = v != 0;
+}
+
+static void load_details(Sysfs *s, Disk *d) {
+        int64_t v;
+
+        if (sysfs_read_disk_number(s, d->name, "size", &v) >= 0 && v >= 0)
+                d->size_bytes = (uint64_t) v * 512;
+        if (sysfs_read_disk_number(s, d->name, "queue/max_hw_sectors_kb", &v) >= 0)
+                d->max_hw_sectors_kb = v;
+}
+
+static void load_zoned(Sysfs *s, Disk *d) {
+        _cleanup_(freep) char *z = NULL;
+        int k;
+
+        if (sysfs_read_disk_text(s, d->name, "queue/zoned", &z) >= 0 && (k = zoned_from_string(z)) >= 0)
+                d->zoned = k;
+}
+
+static int count_queue(const char *name, void *userdata) {
+        unsigned *n = userdata;
+
+        if (name[0] >= '0' && name[0] <= '9')
+                (*n)++;
+        return 0;
+}
+
+static unsigned count_hw_queues(Sysfs *s, const char *disk) {
+        unsigned n = 0;
+
+        return sysfs_disk_foreach(s, disk, "mq", count_queue, &n) < 0 ? 0 : n;
+}
+
+/* The device: its number, and which instance of it (a disk removed and made again, a loop
+ * device, may get the same name and number; diskseq tells the instances apart). */
+static int load_device(Sysfs *s, Disk *d) {
+        int r;
+
+        r = sysfs_read_disk_text(s, d->name, "dev", &d->devnum);
+        if (r < 0)
+                return r == -ENOENT ? -ENODEV : r;
+        if (sysfs_read_disk_number(s, d->name, "diskseq", &d->diskseq) < 0 || d->diskseq < 0)
+                d->diskseq = 0;
+        d->partition = sysfs_disk_has(s, d->name, "partition");
+        return 0;
+}
+
+static int load_udev_db(Sysfs *s, const Disk *d, UdevProps **ret) {
+        int r;
+
+        r = host_udev_db_read(sysfs_root_fd(s), d->devnum, ret);
+        return r == -EINVAL ? 0 : r;    /* a devnum that is no "MAJ:MIN": no entry */
+}
+
+static int load_all(Sysfs *s, Disk *d, const UdevProps *udev) {
+        _cleanup_(udev_props_freep) UdevProps *db = NULL;
+        int r;
+
+        r = load_device(s, d);
+        if (r < 0)
+                return r;
+        /* Without udev's properties from the caller, its database has them. */
+        if (!udev && d->load.identity) {
+                r = load_udev_db(s, d, &db);
+                if (r < 0)
+                        return r;
+                udev = db;
+        }
+        if (d->load.identity) {
+                r = load_identity(s, d, udev);
+                if (r < 0)
+                        return r;
+        }
+        if (d->load.attrs & ATTR_IOCOST_BITS_MASK) {
+                r = load_iocost_info(s, d, udev);
+                if (r < 0)
+                        return r;
+        }
+        d->transport = transport_classify(d->name, d->devpath, udev ? udev->bus : NULL);
+        if (d->load.flags)
+                load_flags(s, d);
+        if (d->load.details || (d->load.attrs & ATTR_BIT(ATTR_MAX_SECTORS_KB)))
+                load_details(s, d);
+        load_zoned(s, d);
+        if (d->load.queues)
+                d->nr_hw_queues = count_hw_queues(s, d->name);
+        return d->partition ? 0 : sysfs_reload_settings(s, d);
+}
+
+int sysfs_load_disk(Sysfs *s, const char *name, const UdevProps *udev, const DiskLoad *what,
+                    Disk **ret) {
+        _cleanup_(sysfs_unpin_diskp) Sysfs *pinned = NULL;
+        _cleanup_(disk_freep) Disk *d = NULL;
+        int r;
+
+        assert(s && ret);
+        if (!disk_name_is_valid(name))
+                return -EINVAL;
+        /* Pinned until we return; a disk that goes away meanwhile fails the reads below. */
+        r = sysfs_pin_disk(s, name);
+        if (r < 0)
+                return r;
+        pinned = s;
+
+        d = disk_new(name);
+        if (!d)
+                return -ENOMEM;
+        d->load = what ? *what : DISK_LOAD_ALL;
+        d->hz = sysfs_hz(s);
+        r = load_all(s, d, udev);
+        if (r < 0)
+                return r;
+        *ret = TAKE_PTR(d);
+        return 0;
+}
