@@ -13,19 +13,6 @@
 #include "log.h"
 #include "util.h"
 
-static bool relpath_is_safe(const char *p) {
-        /* A mount point from mountinfo, made relative: no ".." component. */
-        for (const char *c = p; *c;) {
-                size_t n = strcspn(c, "/");
-
-                if (n == 2 && c[0] == '.' && c[1] == '.')
-                        return false;
-                c += n;
-                c += strspn(c, "/");
-        }
-        return true;
-}
-
 /* Whether the hierarchy mounted at @rel (relative to the root) has the io controller. */
 static int mount_has_io(int root_fd, const char *rel) {
         _cleanup_(freep) char *controllers = NULL, *path = NULL;
@@ -55,7 +42,8 @@ int host_cgroup_io_root(int root_fd, char **ret) {
                 const char *rel = *m + strspn(*m, "/");
                 char *c;
 
-                if (!relpath_is_safe(rel))
+                /* A mount point from mountinfo, made relative: no ".." component. */
+                if (!path_is_safe_relative(rel))
                         continue;
                 r = mount_has_io(root_fd, rel);
                 if (r < 0)
@@ -99,11 +87,9 @@ bool host_systemd_iocost_active(int root_fd) {
         for (size_t i = 0; i < ELEMENTSOF(dirs); i++) {
                 char path[PATH_MAX];
                 struct stat st;
-                int n;
 
-                n = snprintf(path, sizeof(path), "%s/90-iocost.rules", dirs[i]);
-                assert(n > 0 && (size_t) n < sizeof(path));
-                if (fstatat(root_fd, path, &st, AT_SYMLINK_NOFOLLOW) < 0)
+                if (path_printf(path, sizeof(path), "%s/90-iocost.rules", dirs[i]) < 0 ||
+                    fstatat(root_fd, path, &st, AT_SYMLINK_NOFOLLOW) < 0)
                         continue;
                 if (rule_is_masked(root_fd, path, &st))
                         return false;
@@ -142,13 +128,10 @@ static bool module_exists(int root_fd, const char *release, const char *module) 
 
         for (size_t j = 0; j < ELEMENTSOF(suffixes); j++) {
                 char path[PATH_MAX];
-                int n;
 
-                n = snprintf(path, sizeof(path), "lib/modules/%s/kernel/block/%s%s", release, module,
-                             suffixes[j]);
-                if (n < 0 || (size_t) n >= sizeof(path))
-                        return false;
-                if (faccessat(root_fd, path, F_OK, 0) >= 0)
+                if (path_printf(path, sizeof(path), "lib/modules/%s/kernel/block/%s%s", release, module,
+                                suffixes[j]) >= 0 &&
+                    faccessat(root_fd, path, F_OK, 0) >= 0)
                         return true;
         }
         return false;
@@ -181,13 +164,11 @@ int host_udev_db_read(int root_fd, const char *devnum, UdevProps **ret) {
         _cleanup_(freep) char *text = NULL;
         char path[64];
         unsigned maj, min;
-        int n;
 
         assert(root_fd >= 0 && devnum && ret);
-        if (sscanf(devnum, "%u:%u", &maj, &min) != 2)
+        if (sscanf(devnum, "%u:%u", &maj, &min) != 2 ||
+            path_printf(path, sizeof(path), "run/udev/data/b%u:%u", maj, min) < 0)
                 return -EINVAL;
-        n = snprintf(path, sizeof(path), "run/udev/data/b%u:%u", maj, min);
-        assert(n > 0 && (size_t) n < sizeof(path));
         if (read_file_bounded(root_fd, path, 1 << 20, &text, NULL) < 0) {
                 *ret = NULL;
                 return 0;

@@ -92,51 +92,26 @@ unsigned sysfs_hz(const Sysfs *s) {
         return s->hz;
 }
 
-/* A relative path of this program's own below a disk: no "/" first, no ".." component. */
-static bool rel_is_safe(const char *rel) {
-        if (!rel || rel[0] == '/')
-                return false;
-        for (const char *c = rel; *c;) {
-                size_t n = strcspn(c, "/");
-
-                if (n == 2 && c[0] == '.' && c[1] == '.')
-                        return false;
-                c += n;
-                c += strspn(c, "/");
-        }
-        return true;
-}
-
-/* "sys/class/block/<disk>[/<rel>]". */
+/* "sys/class/block/<disk>[/<rel>]". @rel is a path of this program's own below a disk. */
 static int disk_path(const char *disk, const char *rel, char *buf, size_t size) {
-        int n;
-
-        if (!disk_name_is_valid(disk) || (rel && !rel_is_safe(rel)))
+        if (!disk_name_is_valid(disk) || (rel && !path_is_safe_relative(rel)))
                 return -EINVAL;
-        n = snprintf(buf, size, "sys/class/block/%s%s%s", disk, rel ? "/" : "", rel ?: "");
-        if (n < 0 || (size_t) n >= size)
-                return -ENAMETOOLONG;
-        return 0;
+        return path_printf(buf, size, "sys/class/block/%s%s%s", disk, rel ? "/" : "", rel ?: "");
 }
 
 /* Where to find @rel of @disk: *ret_dirfd and @buf for the *at() call. Below the pinned
  * directory of the disk being read, else from the root. */
 static int disk_at(Sysfs *s, const char *disk, const char *rel, char *buf, size_t size,
                    int *ret_dirfd) {
-        int n;
-
         assert(rel);
         if (s->disk_fd < 0 || !streq(s->disk_name, disk)) {
                 *ret_dirfd = s->root_fd;
                 return disk_path(disk, rel, buf, size);
         }
-        if (!rel_is_safe(rel))
+        if (!path_is_safe_relative(rel))
                 return -EINVAL;
-        n = snprintf(buf, size, "%s", rel);
-        if (n < 0 || (size_t) n >= size)
-                return -ENAMETOOLONG;
         *ret_dirfd = s->disk_fd;
-        return 0;
+        return path_printf(buf, size, "%s", rel);
 }
 
 int sysfs_pin_disk(Sysfs *s, const char *name) {
@@ -241,7 +216,6 @@ int sysfs_disk_devpath(Sysfs *s, const char *disk, char **ret) {
 int sysfs_disk_foreach(Sysfs *s, const char *disk, const char *rel,
                        int (*cb)(const char *name, void *userdata), void *userdata) {
         _cleanup_(closedirp) DIR *dir = NULL;
-        _cleanup_(closep) int fd = -1;
         char path[PATH_MAX];
         int r, dfd;
 
@@ -249,13 +223,9 @@ int sysfs_disk_foreach(Sysfs *s, const char *disk, const char *rel,
         r = disk_at(s, disk, rel, path, sizeof(path), &dfd);
         if (r < 0)
                 return r;
-        fd = openat(dfd, path, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-        if (fd < 0)
-                return -errno;
-        dir = fdopendir(fd);
-        if (!dir)
-                return -errno;
-        TAKE_FD(fd);
+        r = opendir_at(dfd, path, &dir);
+        if (r < 0)
+                return r;
         for (struct dirent *de; (de = readdir(dir));) {
                 if (streq(de->d_name, ".") || streq(de->d_name, ".."))
                         continue;
@@ -267,18 +237,11 @@ int sysfs_disk_foreach(Sysfs *s, const char *disk, const char *rel,
 }
 
 static int setting_relpath(const AttrInfo *a, const char *tunable, char *buf, size_t size) {
-        int n;
-
-        if (a->id != ATTR_IOSCHED) {
-                n = snprintf(buf, size, "%s", a->path);
-        } else {
-                if (!tunable_name_is_valid(tunable))
-                        return -EINVAL;
-                n = snprintf(buf, size, "queue/iosched/%s", tunable);
-        }
-        if (n < 0 || (size_t) n >= size)
-                return -ENAMETOOLONG;
-        return 0;
+        if (a->id != ATTR_IOSCHED)
+                return path_printf(buf, size, "%s", a->path);
+        if (!tunable_name_is_valid(tunable))
+                return -EINVAL;
+        return path_printf(buf, size, "queue/iosched/%s", tunable);
 }
 
 int sysfs_read_setting(Sysfs *s, const char *disk, const AttrInfo *a, const char *tunable,
@@ -300,17 +263,12 @@ int sysfs_read_setting(Sysfs *s, const char *disk, const AttrInfo *a, const char
 int sysfs_list_disks(Sysfs *s, char ***ret) {
         _cleanup_(strv_freep) char **l = NULL;
         _cleanup_(closedirp) DIR *dir = NULL;
-        _cleanup_(closep) int fd = -1;
         int r;
 
         assert(s && ret);
-        fd = openat(s->root_fd, "sys/class/block", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-        if (fd < 0)
-                return -errno;
-        dir = fdopendir(fd);
-        if (!dir)
-                return -errno;
-        TAKE_FD(fd);
+        r = opendir_at(s->root_fd, "sys/class/block", &dir);
+        if (r < 0)
+                return r;
 
         l = calloc(1, sizeof(char *));
         if (!l)
@@ -363,15 +321,12 @@ static const char *iocost_file_name(AttrFile f) {
 }
 
 static int iocost_path(Sysfs *s, AttrFile f, char *buf, size_t size) {
-        int r, n;
+        int r;
 
         r = sysfs_iocost_probe(s);
         if (r < 0)
                 return r;
-        n = snprintf(buf, size, "%s/%s", s->cgroup_root, iocost_file_name(f));
-        if (n < 0 || (size_t) n >= size)
-                return -ENAMETOOLONG;
-        return 0;
+        return path_printf(buf, size, "%s/%s", s->cgroup_root, iocost_file_name(f));
 }
 
 int sysfs_read_iocost(Sysfs *s, const char *disk, const char *devnum, AttrFile f, IocostState *st) {
@@ -474,16 +429,16 @@ int sysfs_lock_disk(Sysfs *s, const Disk *d, uint64_t timeout_usec, int *ret_fd)
         unsigned maj, min;
         struct stat st;
         uint64_t waited = 0, delay = 1000;
-        int n;
+        int r;
 
         assert(s && d && ret_fd);
         *ret_fd = -1;
         if (!disk_name_is_valid(d->name) || !d->devnum || sscanf(d->devnum, "%u:%u", &maj, &min) != 2)
                 return -EINVAL;
         /* The node's name is the kernel's with '!' for '/' (cciss!c0d0: /dev/cciss/c0d0). */
-        n = snprintf(path, sizeof(path), "dev/%s", d->name);
-        if (n < 0 || (size_t) n >= sizeof(path))
-                return -ENAMETOOLONG;
+        r = path_printf(path, sizeof(path), "dev/%s", d->name);
+        if (r < 0)
+                return r;
         for (char *p = path; *p; p++)
                 if (*p == '!')
                         *p = '/';

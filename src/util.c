@@ -363,6 +363,47 @@ int read_fd_bounded(int fd, size_t max, char **ret, size_t *ret_size) {
         return 0;
 }
 
+bool path_is_safe_relative(const char *p) {
+        if (!p || p[0] == '/')
+                return false;
+        for (const char *c = p; *c;) {
+                size_t n = strcspn(c, "/");
+
+                if (n == 2 && c[0] == '.' && c[1] == '.')
+                        return false;
+                c += n;
+                c += strspn(c, "/");
+        }
+        return true;
+}
+
+int path_printf(char *buf, size_t size, const char *fmt, ...) {
+        va_list ap;
+        int n;
+
+        assert(buf && size > 0);
+        va_start(ap, fmt);
+        n = vsnprintf(buf, size, fmt, ap);
+        va_end(ap);
+        return n < 0 || (size_t) n >= size ? -ENAMETOOLONG : 0;
+}
+
+int opendir_at(int dirfd, const char *path, DIR **ret) {
+        _cleanup_(closep) int fd = -1;
+        DIR *d;
+
+        assert(path && ret);
+        fd = openat(dirfd, path, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+        if (fd < 0)
+                return -errno;
+        d = fdopendir(fd);
+        if (!d)
+                return -errno;
+        TAKE_FD(fd);
+        *ret = d;
+        return 0;
+}
+
 int read_file_bounded(int dirfd, const char *path, size_t max, char **ret, size_t *ret_size) {
         _cleanup_(closep) int fd = -1;
 

@@ -72,6 +72,19 @@ bool utf8_is_valid(const char *s);
  */
 char *escape_for_log(const char *s, size_t max);
 
+/* Whether @p is a relative path without a ".." component: it stays below the directory it is
+ * taken relative to. */
+bool path_is_safe_relative(const char *p);
+
+/**
+ * path_printf() - format a path into a buffer
+ * Return: 0, or -ENAMETOOLONG when it does not fit (what snprintf() would have cut).
+ */
+int path_printf(char *buf, size_t size, const char *fmt, ...) _printf_(3, 4);
+
+/* opendir() of @path relative to @dirfd (O_CLOEXEC). Return: 0 or a negative errno. */
+int opendir_at(int dirfd, const char *path, DIR **ret);
+
 int read_file_bounded(int dirfd, const char *path, size_t max, char **ret, size_t *ret_size);
 int read_fd_bounded(int fd, size_t max, char **ret, size_t *ret_size);
 
