@@ -125,26 +125,6 @@ int disk_object_release(DiskObject *d) {
         return disk_object_queue(d, JOB_APPLY, NULL, NULL);
 }
 
-/* Said once in the daemon's life, not per disk and event. */
-static void log_iocost_once(const DiskObject *d, const Plan *report) {
-        static bool told_two_writers, told_iocost_na;
-        const Disk *disk = d->reading.disk;
-
-        if (!told_two_writers && report_iocost_two_writers(disk, report)) {
-                log_warning("%s: systemd's 90-iocost.rules also writes io.cost.qos and io.cost.model for this "
-                            "disk on every udev event; turn one of the two off (see iosched.conf(5)).", d->name);
-                told_two_writers = true;
-        }
-        for (size_t i = 0; i < report->n_actions && !told_iocost_na; i++)
-                if (report->actions[i].attr->file != ATTR_FILE_QUEUE &&
-                    report->actions[i].outcome == OUTCOME_UNSUPPORTED && disk &&
-                    disk->iocost[ATTR_FILE_IOCOST_QOS].err == -ENOENT) {
-                        log_full_errno(LOG_NOTICE, 0, "iocost.* keys are not applicable on this system: no "
-                                       "cgroup v2 hierarchy with the io controller.");
-                        told_iocost_na = true;
-                }
-}
-
 /* What LastChanges shows of a report: each written action's key, old and new value. Kept
  * instead of the report: most disks have nothing in it, and a report is a few hundred bytes. */
 static int report_changes(const Plan *report, char ***ret) {
@@ -193,16 +173,18 @@ static void disk_object_take_reading(DiskObject *d, Job *j) {
 }
 
 /* An apply's outcome: the log, Applied, the counters, LastError, LastChanges, LastApplied. */
-static void disk_object_take_report(DiskObject *d, Job *j, const ReportSummary *sum) {
+static void disk_object_take_report(DiskObject *d, Job *j) {
+        static unsigned told_notes;     /* once in the daemon's life, not per disk and event */
+        const ReportSummary *sum = &j->summary;
         Manager *m = d->manager;
         const Action *f = sum->first_failure;
         char **changes = NULL;
 
         report_log(d->name, j->report);
-        log_iocost_once(d, j->report);
+        report_log_notes(d->name, j->notes, &told_notes, LOG_NOTICE);
         if (sum->written > 0)
                 manager_bus_emit_applied(m, d, j->report);
-        manager_count_writes(m, &j->stats);
+        manager_count_writes(m, sum);
         disk_object_set_error(d, f ? strdup_printf("%s: %s", f->key, strna(f->reason)) : NULL);
         if (report_changes(j->report, &changes) < 0)
                 log_oom();      /* LastChanges stays as it was */
@@ -216,12 +198,12 @@ static void disk_object_take_report(DiskObject *d, Job *j, const ReportSummary *
         d->dirty |= DISK_FIELD_BIT(DISK_OBJECT_LAST_APPLIED);
 }
 
-static void disk_object_take_results(DiskObject *d, Job *j, const ReportSummary *sum) {
+static void disk_object_take_results(DiskObject *d, Job *j) {
         bool first = !disk_object_is_published(d);
 
         disk_object_take_reading(d, j);
         if (j->kind == JOB_APPLY)
-                disk_object_take_report(d, j, sum);
+                disk_object_take_report(d, j);
         if (first) {
                 d->dirty = 0;   /* InterfacesAdded carries every property */
                 disk_bus_emit_added(d);
@@ -231,21 +213,19 @@ static void disk_object_take_results(DiskObject *d, Job *j, const ReportSummary 
 
 void disk_object_job_finished(DiskObject *d, Job *j) {
         _cleanup_(job_freep) Job *job = j;
-        ReportSummary sum;
         JobResult result;
         bool gone;
 
         assert(d && j && d->running == j);
         d->running = NULL;
-        report_summarize(j->report, &sum);
-        gone = j->error < 0 ? ERRNO_IS_GONE(j->error) : sum.gone;
+        gone = j->error < 0 ? ERRNO_IS_GONE(j->error) : j->summary.gone > 0;
         log_debug("%s: %s done in %llu ms (%u written, %u already right)%s", d->name,
                   j->kind == JOB_APPLY ? "apply" : "plan",
-                  (unsigned long long) (j->usec_end - j->usec_start) / 1000, j->stats.written,
-                  j->stats.skipped, j->error < 0 ? ", failed" : "");
+                  (unsigned long long) (j->usec_end - j->usec_start) / 1000, j->summary.written,
+                  j->summary.skipped, j->error < 0 ? ", failed" : "");
 
         if (!d->gone && !gone && j->error >= 0)
-                disk_object_take_results(d, j, &sum);
+                disk_object_take_results(d, j);
         else if (!d->gone && !gone) {
                 log_warning_errno(j->error, "%s: cannot read the disk: %m", d->name);
                 disk_object_set_error(d, strdup_printf("cannot read the disk: %s", strerror(-j->error)));
@@ -256,7 +236,7 @@ void disk_object_job_finished(DiskObject *d, Job *j) {
         /* Whichever way the disk went (ENOENT of a file, ENXIO of a node), it is -ENODEV to
          * who waits. */
         result = (JobResult) { .kind = j->kind, .name = j->name, .error = gone ? -ENODEV : j->error,
-                               .report = j->report };
+                               .report = j->report, .summary = &j->summary };
         completion_list_done(&j->waiting, &result);
 
         if (gone && !d->gone) {

@@ -2,7 +2,6 @@
 #include <assert.h>
 
 #include "ioschedd-job.h"
-#include "sysfs.h"
 #include "util.h"
 
 /* A worker idle this long ends: at rest the daemon keeps no 32 stacks (~20 KiB each). */
@@ -89,10 +88,11 @@ void disk_reading_done(DiskReading *r) {
         *r = (DiskReading) {};
 }
 
-/* On a worker thread: everything that blocks on sysfs. */
+/* On a worker thread: the pipeline (disk_run()), everything that blocks on sysfs. */
 static void job_run(WorkItem *item, void *thread_data) {
         Job *j = container_of(item, Job, item);
         const Config *config = j->reading.config;
+        _cleanup_(disk_run_freep) DiskRun *run = NULL;
         Sysfs *s = thread_data;
         DiskLoad l = config->load;
         int r;
@@ -101,21 +101,19 @@ static void job_run(WorkItem *item, void *thread_data) {
         /* A partial job reads what the policy needs; with udev's properties here, the identity
          * too (it costs no lookup but "device"). */
         l.identity = l.identity || j->udev_props;
-        r = sysfs_load_disk(s, j->name, j->udev_props, j->partial ? &l : NULL, &j->reading.disk);
-        if (r < 0)
-                goto finish;
-        if (j->reading.disk->partition) {
-                r = -ENODEV;    /* renamed or re-created as a partition: not ours */
-                goto finish;
+        r = disk_run(s, config->policy, j->name, j->udev_props, j->partial ? &l : NULL,
+                     (j->kind == JOB_PLAN ? DISK_RUN_DRY_RUN : 0) | DISK_RUN_LOCK, &run);
+        /* Gone before it was read, or renamed or made again as a partition: not ours. A disk
+         * gone during an apply has a report that says where. */
+        if (r >= 0 && (run->state == DISK_RUN_PARTITION || !run->plan))
+                r = -ENODEV;
+        if (r >= 0) {
+                j->reading.disk = TAKE_PTR(run->disk);
+                j->reading.resolved = TAKE_PTR(run->resolved);
+                j->report = TAKE_PTR(run->plan);
+                j->summary = run->summary;
+                j->notes = run->notes;
         }
-        r = policy_resolve(config->policy, j->reading.disk, &j->reading.resolved);
-        if (r < 0)
-                goto finish;
-        if (j->kind == JOB_APPLY)
-                r = apply_disk(s, j->reading.disk, j->reading.resolved, APPLY_LOCK, &j->report, &j->stats);
-        else
-                r = plan_build(j->reading.disk, j->reading.resolved, &j->report);
-finish:
         j->error = r < 0 ? r : 0;
         j->usec_end = now_usec();
 }

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 #pragma once
 
-#include "apply.h"
+#include "disk-run.h"
 #include "disk.h"
 #include "ioschedd-config.h"
 #include "ioschedd-worker.h"
@@ -28,6 +28,7 @@ typedef struct JobResult {
         const char *name;       /* the disk */
         int error;              /* the disk could not be read; -ENODEV: it went away (also during an apply) */
         const Plan *report;     /* JOB_APPLY: the outcomes; JOB_PLAN: the plan; NULL on error */
+        const ReportSummary *summary;   /* of report */
 } JobResult;
 
 typedef struct Completion Completion;
@@ -90,7 +91,8 @@ typedef struct Job {
         DiskReading reading;
         int error;
         Plan *report;           /* JOB_APPLY: outcomes; JOB_PLAN: the plan */
-        ApplyStats stats;
+        ReportSummary summary;  /* of report */
+        unsigned notes;         /* report_notes() */
         uint64_t usec_start, usec_end;
 } Job;
 

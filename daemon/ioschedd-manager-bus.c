@@ -119,20 +119,19 @@ static void request_send(Request *req, int r) {
 /* Apply, ApplyAll, Reload, SetPolicy, ResetPolicy: count what failed. */
 static void apply_job_done(Completion *c, const JobResult *res) {
         Request *req = request_of(c);
-        ReportSummary sum;
+        const ReportSummary *sum = res->summary;
 
-        report_summarize(res->report, &sum);
         if (res->error == -ENODEV)
                 req->n_gone++;
         else if (res->error < 0) {
                 req->n_failed++;
                 if (!req->first_failure)
                         req->first_failure = strdup_printf("%s: %s", res->name, strerror(-res->error));
-        } else if (sum.failed > 0) {
-                req->n_failed += sum.failed;
+        } else if (sum && sum->failed > 0) {
+                req->n_failed += sum->failed;
                 if (!req->first_failure)
-                        req->first_failure = strdup_printf("%s: %s: %s", res->name, sum.first_failure->key,
-                                                           strna(sum.first_failure->reason));
+                        req->first_failure = strdup_printf("%s: %s: %s", res->name, sum->first_failure->key,
+                                                           strna(sum->first_failure->reason));
         }
 }
 

@@ -184,7 +184,7 @@ void manager_job_done(Manager *m, Job *j) {
         disk_object_job_finished(j->disk, j);
 }
 
-void manager_count_writes(Manager *m, const ApplyStats *stats) {
+void manager_count_writes(Manager *m, const ReportSummary *stats) {
         assert(m && stats);
         m->writes_done += stats->written;
         m->writes_skipped += stats->skipped;

@@ -133,7 +133,7 @@ void manager_submit_job(Manager *m, Job *j);
 void manager_job_done(Manager *m, Job *j);
 
 /* Add a job's writes to the counters (WritesDone, ...; STATUS=). */
-void manager_count_writes(Manager *m, const ApplyStats *stats);
+void manager_count_writes(Manager *m, const ReportSummary *stats);
 
 /* The time on @clock: the loop's (the start of this iteration), or the tests'. */
 uint64_t manager_now(Manager *m, clockid_t clock);

@@ -180,9 +180,10 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
 
         /* The kernel takes the lines (model first; the first write sets both up). */
         for (AttrFile f = ATTR_FILE_IOCOST_MODEL; f <= ATTR_FILE_IOCOST_QOS; f++) {
-                _cleanup_(freep) char *line = iocost_write_line(d->devnum, plan->actions, plan->n_actions, f);
+                _cleanup_(freep) char *line = NULL;
                 int64_t num[_ATTR_MAX];
 
+                fuzz_check(iocost_write_line(d->devnum, plan->actions, plan->n_actions, f, &line) == 0);
                 if (!line)
                         continue;
                 for (AttrFile g = ATTR_FILE_IOCOST_MODEL; g <= ATTR_FILE_IOCOST_QOS; g++)

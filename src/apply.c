@@ -1,4 +1,5 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
+#include <assert.h>
 #include <fcntl.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -36,6 +37,7 @@ static int write_retrying(Sysfs *s, const char *disk, const AttrInfo *a, const c
         return r;
 }
 
+/* The disk asked for is not there any more: no such name, or another device has it. */
 static bool disk_is_gone(Sysfs *s, const Disk *d) {
         _cleanup_(disk_freep) Disk *probe = NULL;
         int r;
@@ -70,7 +72,7 @@ _printf_(4, 5) static int action_set_failure(Action *a, Outcome o, int error, co
 }
 
 /* Read the attribute back and decide it again: a confirmed write decides as "skip". */
-static int confirm(Sysfs *s, Disk *d, const Resolved *res, const ResolvedSetting *rs, Action *a) {
+static int confirm(Sysfs *s, Disk *d, const Resolved *res, Action *a) {
         _cleanup_(action_done) Action again = {};
         int r;
 
@@ -89,11 +91,11 @@ static int confirm(Sysfs *s, Disk *d, const Resolved *res, const ResolvedSetting
                                           "written, but the kernel reads back \"%s\"",
                                           strna(d->scheduler));
         }
-        r = plan_decide(d, res, rs, NULL, &again);
+        r = plan_decide(d, res, a->setting, NULL, &again);
         if (r < 0)
                 return r;
-        free(a->result);
-        a->result = again.current ? strdup(again.current) : NULL;
+        if (free_and_strdup(&a->result, again.current) < 0)
+                return -ENOMEM;
         if (again.type == ACTION_SKIP) {
                 a->outcome = OUTCOME_WRITTEN;
                 return 0;
@@ -128,17 +130,117 @@ static int apply_scheduler(Sysfs *s, Disk *d, Action *a) {
         return -EINVAL;
 }
 
-static Outcome outcome_of(ActionType t) {
-        switch (t) {
-        case ACTION_SKIP:
-                return OUTCOME_SKIPPED;
-        case ACTION_UNSUPPORTED:
-                return OUTCOME_UNSUPPORTED;
-        case ACTION_REFUSED:
-                return OUTCOME_REFUSED;
-        default:
-                return OUTCOME_PLANNED;
+/* Switch the scheduler, under udev's lock when asked, held for the switch alone: an open node
+ * keeps a loop device from being deleted (LOOP_CTL_REMOVE fails with EBUSY).
+ * Return: as apply_scheduler(); 1 when another program held the lock (the failure is set). */
+static int switch_scheduler(Sysfs *s, Disk *d, Action *a, ApplyFlags flags) {
+        _cleanup_(closep) int lock_fd = -1;
+        int k = 0;
+
+        if (flags & APPLY_LOCK)
+                k = sysfs_lock_disk(s, d, APPLY_LOCK_TIMEOUT_USEC, &lock_fd);
+        if (k == -EWOULDBLOCK) {
+                k = action_set_failure(a, OUTCOME_FAILED, -EWOULDBLOCK,
+                                       "not written: another program held the disk's lock (its /dev node) "
+                                       "for over %llu s", APPLY_LOCK_TIMEOUT_USEC / 1000000);
+                return k < 0 ? k : 1;
         }
+        if (k < 0)
+                log_debug_errno(k, "%s: cannot take udev's lock on the device node, switching without it: %m",
+                                d->name);
+        return apply_scheduler(s, d, a);
+}
+
+static void set_gone(Action *a, int error, bool *gone) {
+        a->outcome = OUTCOME_GONE;
+        a->error = error;
+        *gone = true;
+}
+
+static bool write_error_proves_gone(Sysfs *s, const Disk *d, const Action *a, int error) {
+        return ERRNO_IS_GONE(error) && (write_proves_gone(a, error) || disk_is_gone(s, d));
+}
+
+/* Written, but read back otherwise.
+ * Return: 0 (the outcome is set), -ENODEV when the disk is gone, -ENOMEM. */
+static int confirm_failed(Sysfs *s, Disk *d, const Resolved *r, Action *a) {
+        int k;
+
+        if (disk_is_gone(s, d))
+                /* What was read back is another device's value: ours went away after the write,
+                 * and a new one took its name (and number). Nothing is written to that one. */
+                return -ENODEV;
+        if (a->attr->id == ATTR_SCHEDULER)
+                return 0;
+        /* The value changed again right after the write: another writer (a tool, or the kernel
+         * itself, as when a loop device is detached) came in between. One more write; a value
+         * the kernel does not keep fails again. */
+        log_debug("%s: %s reads back \"%s\" after the write; writing it once more", d->name, a->key,
+                  strna(a->result));
+        k = write_retrying(s, d->name, a->attr, a->tunable, a->write);
+        if (k >= 0)
+                return confirm(s, d, r, a);
+        if (write_error_proves_gone(s, d, a, k))
+                return -ENODEV;
+        if (k == -ENOMEM)
+                return k;
+        return action_set_failure(a, OUTCOME_FAILED, k, "writing \"%s\" failed: %s", a->write, strerror(-k));
+}
+
+/* One attribute of the queue: write, read back, once more if another writer came in between. */
+static int apply_action(Sysfs *s, Disk *d, const Resolved *r, Action *a, ApplyFlags flags, bool *gone) {
+        int k;
+
+        if (a->attr->id == ATTR_SCHEDULER)
+                k = switch_scheduler(s, d, a, flags);
+        else
+                k = write_retrying(s, d->name, a->attr, a->tunable, a->write);
+        if (k == -ENOMEM)
+                return k;
+        if (k > 0)
+                return 0;
+        if (k < 0) {
+                if (write_error_proves_gone(s, d, a, k)) {
+                        set_gone(a, k, gone);
+                        return 0;
+                }
+                return action_set_failure(a, OUTCOME_FAILED, k, "writing \"%s\" failed: %s", a->write,
+                                          strerror(-k));
+        }
+        k = confirm(s, d, r, a);
+        if (k >= 0 && a->outcome == OUTCOME_FAILED)
+                k = confirm_failed(s, d, r, a);
+        if (k == -ENOMEM)
+                return k;
+        if (k < 0)
+                set_gone(a, k, gone);
+        return 0;
+}
+
+/* One key of an io.cost.* line after the line was written (@write_error: its error) and the
+ * disk read again (@gone_error: the disk went away). */
+static int iocost_outcome(const Disk *d, const Resolved *r, Action *a, const char *line, int write_error,
+                          int gone_error) {
+        _cleanup_(action_done) Action again = {};
+
+        if (a->outcome != OUTCOME_WOULD_WRITE)
+                return 0;
+        if (gone_error < 0) {
+                a->outcome = OUTCOME_GONE;
+                a->error = gone_error;
+                return 0;
+        }
+        if (write_error < 0)
+                return action_set_failure(a, OUTCOME_FAILED, write_error, "writing \"%s\" failed: %s", line,
+                                          strerror(-write_error));
+        if (plan_decide(d, r, a->setting, NULL, &again) < 0 || free_and_strdup(&a->result, again.current) < 0)
+                return -ENOMEM;
+        if (again.type == ACTION_SKIP) {
+                a->outcome = OUTCOME_WRITTEN;
+                return 0;
+        }
+        return action_set_failure(a, OUTCOME_FAILED, -EIO, "wrote \"%s\", but the kernel reads back \"%s\"",
+                                  line, strna(again.current));
 }
 
 /* The keys of one io.cost.* file (consecutive in plan order, from @first): one write of the
@@ -153,9 +255,10 @@ static int apply_iocost(Sysfs *s, Disk *d, const Resolved *r, Plan *plan, size_t
         while (end < plan->n_actions && plan->actions[end].attr->file == f)
                 end++;
         *ret_end = end;
-        line = iocost_write_line(d->devnum, plan->actions + first, end - first, f);
-        if (!line)
-                return -ENOMEM;
+        k = iocost_write_line(d->devnum, plan->actions + first, end - first, f, &line);
+        if (k < 0)
+                return k;
+        assert(line);   /* @first is a write of @f */
 
         k = write_retrying(s, d->name, plan->actions[first].attr, NULL, line);
         if (k == -ENOMEM)
@@ -167,222 +270,54 @@ static int apply_iocost(Sysfs *s, Disk *d, const Resolved *r, Plan *plan, size_t
         if ((k < 0 && ERRNO_IS_GONE(k) && disk_is_gone(s, d)) || reload < 0)
                 *gone = true;
 
-        for (size_t i = first; i < end; i++) {
-                const ResolvedSetting *rs = &r->settings[i];
-                _cleanup_(action_done) Action again = {};
-                Action *a = &plan->actions[i];
-
-                if (a->type != ACTION_WRITE) {
-                        a->outcome = outcome_of(a->type);
-                        continue;
-                }
-                if (*gone) {
-                        a->outcome = OUTCOME_GONE;
-                        a->error = k < 0 ? k : reload;
-                        continue;
-                }
-                if (k < 0) {
-                        if (action_set_failure(a, OUTCOME_FAILED, k, "writing \"%s\" failed: %s", line,
-                                               strerror(-k)) < 0)
-                                return -ENOMEM;
-                        continue;
-                }
-                if (plan_decide(d, r, rs, NULL, &again) < 0)
+        for (size_t i = first; i < end; i++)
+                if (iocost_outcome(d, r, &plan->actions[i], line, k, *gone ? (k < 0 ? k : reload) : 0) < 0)
                         return -ENOMEM;
-                if (free_and_strdup(&a->result, again.current) < 0)
-                        return -ENOMEM;
-                if (again.type == ACTION_SKIP)
-                        a->outcome = OUTCOME_WRITTEN;
-                else if (action_set_failure(a, OUTCOME_FAILED, -EIO, "wrote \"%s\", but the kernel reads back \"%s\"",
-                                            line, strna(again.current)) < 0)
-                        return -ENOMEM;
-        }
         log_debug("%s: wrote \"%s\"", d->name, line);
         return 0;
 }
 
-/* A write can change other attributes: a scheduler switch resets the tunables and
- * nr_requests and may change wbt; a queue limit raises read_ahead_kb; iocost's enable turns
- * the default wbt off. The disk was read again: decide what follows on the values read now. */
-static int replan_rest(const Disk *d, const Resolved *r, Plan *plan, size_t from) {
-        _cleanup_(plan_freep) Plan *again = NULL;
-        int k;
-
-        k = plan_build(d, r, &again);
-        if (k < 0)
-                return k;
-        for (size_t j = from; j < plan->n_actions; j++) {
-                action_done(&plan->actions[j]);
-                plan->actions[j] = again->actions[j];
-                again->actions[j] = (Action) {};
-        }
-        return 0;
+static bool attr_is_iocost(const AttrInfo *a) {
+        return a->file == ATTR_FILE_IOCOST_QOS || a->file == ATTR_FILE_IOCOST_MODEL;
 }
 
-static int report_append(Plan *report, Action *a) {
-        Action *n = realloc(report->actions, sizeof(Action) * (report->n_actions + 1));
-
-        if (!n)
-                return -ENOMEM;
-        report->actions = n;
-        report->actions[report->n_actions++] = *a;
-        *a = (Action) {};
-        return 0;
-}
-
-static void count(ApplyStats *st, const Action *a) {
-        unsigned *counter;
-
-        if (!st || a->outcome < 0 || a->outcome >= _OUTCOME_MAX)
-                return;
-        counter = (unsigned *const[_OUTCOME_MAX]) {
-                [OUTCOME_WRITTEN] = &st->written, [OUTCOME_SKIPPED] = &st->skipped,
-                [OUTCOME_FAILED] = &st->failed, [OUTCOME_UNSUPPORTED] = &st->unsupported,
-                [OUTCOME_REFUSED] = &st->unsupported, [OUTCOME_GONE] = &st->gone,
-                [OUTCOME_DRY_RUN] = &st->would_write,
-        }[a->outcome];
-        if (counter)
-                (*counter)++;
-}
-
-int apply_disk(Sysfs *s, Disk *d, const Resolved *r, ApplyFlags flags, Plan **ret_report,
-               ApplyStats *stats) {
-        _cleanup_(plan_freep) Plan *plan = NULL, *report = NULL;
+int apply_plan(Sysfs *s, Disk *d, const Resolved *r, Plan *plan, ApplyFlags flags) {
         bool gone = false;
         size_t i = 0;
         int k;
 
-        k = plan_build(d, r, &plan);
-        if (k < 0)
-                return k;
-        report = calloc(1, sizeof(Plan));
-        if (!report || !(report->disk = strdup(d->name)))
-                return -ENOMEM;
-
+        assert(s && d && r && plan);
         while (i < plan->n_actions) {
                 Action *a = &plan->actions[i];
-                const ResolvedSetting *rs = &r->settings[i];
+                size_t next = i + 1;
                 bool changed = false;
 
-                if (!gone && a->type == ACTION_WRITE && !(flags & APPLY_DRY_RUN) &&
-                    (a->attr->file == ATTR_FILE_IOCOST_QOS || a->attr->file == ATTR_FILE_IOCOST_MODEL)) {
-                        size_t end;
-
-                        k = apply_iocost(s, d, r, plan, i, &end, &gone);
+                if (gone)
+                        a->outcome = OUTCOME_GONE;
+                else if (a->outcome != OUTCOME_WOULD_WRITE)
+                        ;       /* decided: already right, unsupported or refused */
+                else if (attr_is_iocost(a->attr)) {
+                        k = apply_iocost(s, d, r, plan, i, &next, &gone);
                         if (k < 0)
                                 return k;
-                        for (; i < end; i++) {
-                                count(stats, &plan->actions[i]);
-                                k = report_append(report, &plan->actions[i]);
-                                if (k < 0)
-                                        return k;
-                        }
-                        if (!gone) {
-                                k = replan_rest(d, r, plan, i);
-                                if (k < 0)
-                                        return k;
-                        }
-                        continue;
-                }
-
-                if (gone) {
-                        a->outcome = OUTCOME_GONE;
-                } else if (a->type == ACTION_SKIP) {
-                        a->outcome = OUTCOME_SKIPPED;
-                } else if (a->type == ACTION_UNSUPPORTED) {
-                        a->outcome = OUTCOME_UNSUPPORTED;
-                } else if (a->type == ACTION_REFUSED) {
-                        a->outcome = OUTCOME_REFUSED;
-                } else if (flags & APPLY_DRY_RUN) {
-                        a->outcome = OUTCOME_DRY_RUN;
+                        changed = !gone;
                 } else {
-                        if (a->attr->id == ATTR_SCHEDULER) {
-                                /* Only for the switch: an open node keeps a loop device from
-                                 * being deleted (LOOP_CTL_REMOVE fails with EBUSY). */
-                                _cleanup_(closep) int lock_fd = -1;
-
-                                k = 0;
-                                if (flags & APPLY_LOCK)
-                                        k = sysfs_lock_disk(s, d, APPLY_LOCK_TIMEOUT_USEC, &lock_fd);
-                                if (k < 0 && k != -EWOULDBLOCK)
-                                        log_debug_errno(k, "%s: cannot take udev's lock on the device node, "
-                                                        "switching without it: %m", d->name);
-                                if (k == -EWOULDBLOCK) {
-                                        k = action_set_failure(a, OUTCOME_FAILED, -EWOULDBLOCK,
-                                                               "not written: another program held the disk's "
-                                                               "lock (its /dev node) for over %llu s",
-                                                               APPLY_LOCK_TIMEOUT_USEC / 1000000);
-                                        if (k < 0)
-                                                return k;
-                                        goto next;
-                                }
-                                k = apply_scheduler(s, d, a);
-                        } else
-                                k = write_retrying(s, d->name, a->attr, a->tunable, a->write);
-                        if (k == -ENOMEM)
+                        k = apply_action(s, d, r, a, flags, &gone);
+                        if (k < 0)
                                 return k;
-                        if (k < 0 && ERRNO_IS_GONE(k) && (write_proves_gone(a, k) || disk_is_gone(s, d))) {
-                                gone = true;
-                                a->outcome = OUTCOME_GONE;
-                                a->error = k;
-                        } else if (k < 0) {
-                                k = action_set_failure(a, OUTCOME_FAILED, k, "writing \"%s\" failed: %s",
-                                                       a->write, strerror(-k));
-                                if (k < 0)
-                                        return k;
-                        } else {
-                                k = confirm(s, d, r, rs, a);
-                                if (k >= 0 && a->outcome == OUTCOME_FAILED && disk_is_gone(s, d))
-                                        /* What was read back is another device's value: ours
-                                         * went away after the write, and a new one took its
-                                         * name (and number). Nothing is written to that one. */
-                                        k = -ENODEV;
-                                else if (k >= 0 && a->outcome == OUTCOME_FAILED &&
-                                         a->attr->id != ATTR_SCHEDULER) {
-                                        /* The value changed again right after the write:
-                                         * another writer (a tool, or the kernel itself, as
-                                         * when a loop device is detached) came in between.
-                                         * One more write; a value the kernel does not keep
-                                         * fails again. */
-                                        log_debug("%s: %s reads back \"%s\" after the write; writing it once more",
-                                                  d->name, a->key, strna(a->result));
-                                        k = write_retrying(s, d->name, a->attr, a->tunable, a->write);
-                                        if (k >= 0)
-                                                k = confirm(s, d, r, rs, a);
-                                        else if (ERRNO_IS_GONE(k) && (write_proves_gone(a, k) || disk_is_gone(s, d)))
-                                                k = -ENODEV;
-                                        else if (k != -ENOMEM) {
-                                                k = action_set_failure(a, OUTCOME_FAILED, k,
-                                                                       "writing \"%s\" failed: %s",
-                                                                       a->write, strerror(-k));
-                                        }
-                                }
-                                if (k == -ENOMEM)
-                                        return k;
-                                if (k < 0) {
-                                        gone = true;
-                                        a->outcome = OUTCOME_GONE;
-                                        a->error = k;
-                                }
-                                changed = a->outcome == OUTCOME_WRITTEN;
-                        }
+                        changed = a->outcome == OUTCOME_WRITTEN;
                 }
+                i = next;
 
-        next:
-                count(stats, a);
-                k = report_append(report, a);
-                if (k < 0)
-                        return k;
-                i++;
-
+                /* The disk was read again after the write: decide what follows on the values
+                 * read now (a scheduler switch resets the tunables and nr_requests and may change
+                 * wbt; a queue limit raises read_ahead_kb; iocost's enable turns the default wbt
+                 * off). */
                 if (changed) {
-                        /* confirm() read the disk again. */
-                        k = replan_rest(d, r, plan, i);
+                        k = plan_decide_rest(d, r, plan, i);
                         if (k < 0)
                                 return k;
                 }
         }
-
-        *ret_report = TAKE_PTR(report);
         return 0;
 }

@@ -4,15 +4,10 @@
 #include "plan.h"
 #include "sysfs-disk.h"
 
-typedef struct ApplyStats {
-        unsigned written, skipped, failed, unsupported, gone, would_write;
-} ApplyStats;
-
 typedef enum ApplyFlags {
-        APPLY_DRY_RUN = 1 << 0,
         /* Take udev's lock on the device node around a scheduler switch (sysfs_lock_disk()).
          * Not from a program udevd runs for the disk's event: udevd holds it then. */
-        APPLY_LOCK = 1 << 1,
+        APPLY_LOCK = 1 << 0,
 } ApplyFlags;
 
 /* udevd holds the lock while it runs one event's rules and programs. */
@@ -23,20 +18,18 @@ typedef enum ApplyFlags {
 #define APPLY_BUSY_DELAY_MAX_USEC 100000
 
 /**
- * apply_disk() - bring one disk to its policy
+ * apply_plan() - bring one disk to its policy
  * @s: the tree
  * @d: the disk, as loaded; its settings are re-read after a scheduler switch and after writes
  * @r: the resolved settings
- * @flags: APPLY_DRY_RUN to write nothing; APPLY_LOCK to switch the scheduler under udev's lock
- * @ret_report: every action with its outcome, in the order they were done
- * @stats: counters to add to (may be NULL)
+ * @plan: plan_build()'s for @d and @r; each action's outcome is set in place
+ * @flags: APPLY_LOCK to switch the scheduler under udev's lock
  *
  * One write(2) per attribute that differs, read back to confirm. EBUSY is retried with a
  * bounded back-off; EINVAL on the scheduler tries the next offered one of the list; ENOENT or
- * ENODEV when the disk is gone ends the disk quietly (OUTCOME_GONE). After a scheduler switch,
- * the settings it resets are read again and decided again.
+ * ENODEV when the disk is gone ends the disk quietly (OUTCOME_GONE). After each write the
+ * actions that follow are decided again on what the disk reads now (plan_decide_rest()).
  *
- * Return: 0 (failures are outcomes in the report), or -ENOMEM.
+ * Return: 0 (failures are outcomes in the plan), or -ENOMEM.
  */
-int apply_disk(Sysfs *s, Disk *d, const Resolved *r, ApplyFlags flags, Plan **ret_report,
-               ApplyStats *stats);
+int apply_plan(Sysfs *s, Disk *d, const Resolved *r, Plan *plan, ApplyFlags flags);

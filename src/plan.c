@@ -1,4 +1,5 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
+#include <assert.h>
 #include <inttypes.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -15,18 +16,44 @@ static const char *const action_type_names[_ACTION_MAX] = {
 
 DEFINE_STRING_TABLE_LOOKUP_TO_STRING(action_type, ActionType, action_type_names, _ACTION_MAX);
 
-static const char *const outcome_names[_OUTCOME_MAX] = {
-        [OUTCOME_PLANNED] = "planned",
-        [OUTCOME_WRITTEN] = "written",
-        [OUTCOME_SKIPPED] = "skipped",
-        [OUTCOME_UNSUPPORTED] = "unsupported",
-        [OUTCOME_REFUSED] = "refused",
-        [OUTCOME_FAILED] = "failed",
-        [OUTCOME_GONE] = "gone",
-        [OUTCOME_DRY_RUN] = "would-write",
+static const struct {
+        const char *name;       /* for programs */
+        const char *label;      /* for people */
+} outcome_table[_OUTCOME_MAX] = {
+        [OUTCOME_WOULD_WRITE] = { "would-write", "would-write" },
+        [OUTCOME_SKIPPED] = { "skipped", "already right" },
+        [OUTCOME_UNSUPPORTED] = { "unsupported", "unsupported" },
+        [OUTCOME_REFUSED] = { "refused", "refused" },
+        [OUTCOME_WRITTEN] = { "written", "changed" },
+        [OUTCOME_FAILED] = { "failed", "failed" },
+        [OUTCOME_GONE] = { "gone", "gone" },
 };
 
-DEFINE_STRING_TABLE_LOOKUP_TO_STRING(outcome, Outcome, outcome_names, _OUTCOME_MAX);
+const char *outcome_to_string(Outcome o) {
+        return (unsigned) o < _OUTCOME_MAX ? outcome_table[o].name : NULL;
+}
+
+const char *action_outcome_label(const Action *a) {
+        assert(a);
+        /* Decided before the switch, again after it: it may turn out right already. */
+        if (a->outcome == OUTCOME_WOULD_WRITE && a->after_switch)
+                return "may-write";
+        return (unsigned) a->outcome < _OUTCOME_MAX ? outcome_table[a->outcome].label : NULL;
+}
+
+/* What the planner's decision is as an outcome, before anything is written. */
+static Outcome outcome_of(ActionType t) {
+        switch (t) {
+        case ACTION_SKIP:
+                return OUTCOME_SKIPPED;
+        case ACTION_UNSUPPORTED:
+                return OUTCOME_UNSUPPORTED;
+        case ACTION_REFUSED:
+                return OUTCOME_REFUSED;
+        default:
+                return OUTCOME_WOULD_WRITE;
+        }
+}
 
 void action_done(Action *a) {
         free(a->tunable);
@@ -369,93 +396,102 @@ static int decide_iocost(const Disk *d, const Resolved *r, const Setting *s, Act
         return set_write(a, want, "%s -> %s", a->current, s->text);
 }
 
-int plan_decide(const Disk *d, const Resolved *res, const ResolvedSetting *rs, const char *switch_to,
-                Action *ret) {
-        _cleanup_(action_done) Action a = {};
+/* What every action says whatever it decides: the key, the desired value and where it was set. */
+static int action_init(Action *a, const ResolvedSetting *rs) {
         const Setting *s = rs->setting;
-        const char *final_scheduler = switch_to ?: d->scheduler;
-        int r;
 
-        a.attr = s->attr;
-        a.key = strdup(s->key);
-        a.desired = strdup(s->text);
-        if (!a.key || !a.desired || (s->tunable && !(a.tunable = strdup(s->tunable))))
+        a->setting = rs;
+        a->attr = s->attr;
+        a->line = s->line;
+        a->key = strdup(s->key);
+        a->desired = strdup(s->text);
+        a->file = strdup(rs->rule->file);
+        a->rule = strdup(rs->rule->name);
+        if (!a->key || !a->desired || !a->file || !a->rule ||
+            (s->tunable && !(a->tunable = strdup(s->tunable))))
                 return -ENOMEM;
-        a.file = strdup(rs->rule->file);
-        a.line = s->line;
-        a.rule = strdup(rs->rule->name);
-        if (!a.file || !a.rule)
+        return 0;
+}
+
+/* Values a scheduler switch resets cannot be compared before it: plan a write, and decide
+ * again once the switch is done. */
+static int decide_before_switch(const Setting *s, const char *switch_to, Action *a) {
+        a->after_switch = true;
+        if (s->attr->id == ATTR_IOSCHED && !tunable_belongs_to(switch_to, s->tunable))
+                return set_decision(a, ACTION_UNSUPPORTED, "not a tunable of %s", switch_to);
+        a->current = strdup(s->attr->id == ATTR_WBT_LAT_USEC ? "may change with the switch"
+                                                             : "reset by the switch");
+        if (!a->current)
                 return -ENOMEM;
+        return set_write(a, s->value.num, "decided again after the switch to %s", switch_to);
+}
 
-        if (d->partition) {
-                r = set_decision(&a, ACTION_REFUSED, "partition: settings belong to the whole disk");
-                goto done;
-        }
+static int decide_tunable(const Disk *d, const Setting *s, Action *a) {
+        const Tunable *t;
 
-        /* Values a scheduler switch resets cannot be compared before it: plan a write, and
-         * decide again once the switch is done. */
-        if (switch_to && s->attr->follows_scheduler) {
-                a.after_switch = true;
-                if (s->attr->id == ATTR_IOSCHED && !tunable_belongs_to(switch_to, s->tunable)) {
-                        r = set_decision(&a, ACTION_UNSUPPORTED, "not a tunable of %s", switch_to);
-                        goto done;
-                }
-                free(a.current);
-                a.current = strdup(s->attr->id == ATTR_WBT_LAT_USEC ? "may change with the switch"
-                                                                    : "reset by the switch");
-                if (!a.current)
-                        return -ENOMEM;
-                r = set_write(&a, s->value.num, "decided again after the switch to %s", switch_to);
-                goto done;
-        }
+        if (!d->scheduler || !tunable_belongs_to(d->scheduler, s->tunable))
+                return set_decision(a, ACTION_UNSUPPORTED, "not a tunable of %s",
+                                    d->scheduler ?: "a queue without scheduler");
+        t = disk_get_tunable(d, s->tunable);
+        if (!t)
+                return set_decision(a, ACTION_UNSUPPORTED, "this kernel's %s has no tunable %s",
+                                    d->scheduler, s->tunable);
+        return decide_number(d, s, &t->state, a);
+}
+
+static int decide(const Disk *d, const Resolved *res, const Setting *s, const char *switch_to,
+                  Action *a) {
+        if (d->partition)
+                return set_decision(a, ACTION_REFUSED, "partition: settings belong to the whole disk");
+        if (switch_to && s->attr->follows_scheduler)
+                return decide_before_switch(s, switch_to, a);
 
         switch (s->attr->id) {
         case ATTR_SCHEDULER:
-                r = decide_scheduler(d, s, &a);
-                break;
-        case ATTR_IOSCHED: {
-                const Tunable *t;
-
-                if (!d->scheduler || !tunable_belongs_to(d->scheduler, s->tunable)) {
-                        r = set_decision(&a, ACTION_UNSUPPORTED, "not a tunable of %s",
-                                         d->scheduler ?: "a queue without scheduler");
-                        break;
-                }
-                t = disk_get_tunable(d, s->tunable);
-                if (!t) {
-                        r = set_decision(&a, ACTION_UNSUPPORTED,
-                                         "this kernel's %s has no tunable %s", d->scheduler,
-                                         s->tunable);
-                        break;
-                }
-                r = decide_number(d, s, &t->state, &a);
-                break;
-        }
+                return decide_scheduler(d, s, a);
+        case ATTR_IOSCHED:
+                return decide_tunable(d, s, a);
         case ATTR_WBT_LAT_USEC:
-                r = decide_wbt(d, s, final_scheduler, &a);
-                break;
+                return decide_wbt(d, s, switch_to ?: d->scheduler, a);
         default:
-                if (s->attr->file != ATTR_FILE_QUEUE) {
-                        r = decide_iocost(d, res, s, &a);
-                        break;
-                }
-                r = decide_number(d, s, &DISK_ATTR(d, s->attr->id), &a);
-                break;
+                if (s->attr->file != ATTR_FILE_QUEUE)
+                        return decide_iocost(d, res, s, a);
+                return decide_number(d, s, &DISK_ATTR(d, s->attr->id), a);
         }
+}
 
-done:
+int plan_decide(const Disk *d, const Resolved *res, const ResolvedSetting *rs, const char *switch_to,
+                Action *ret) {
+        _cleanup_(action_done) Action a = {};
+        int r;
+
+        assert(d && res && rs && ret);
+        r = action_init(&a, rs);
         if (r < 0)
                 return r;
+        r = decide(d, res, rs->setting, switch_to, &a);
+        if (r < 0)
+                return r;
+        a.outcome = outcome_of(a.type);
         *ret = a;
         a = (Action) {};
         return 0;
 }
 
+/* The scheduler a write in @p's first @n actions switches to, NULL for none. The scheduler,
+ * if set, comes first (attribute order). */
+static const char *switch_target(const Action *actions, size_t n) {
+        for (size_t i = 0; i < n; i++)
+                if (actions[i].attr->id == ATTR_SCHEDULER && actions[i].type == ACTION_WRITE)
+                        return actions[i].write;
+        return NULL;
+}
+
 int plan_build(const Disk *d, const Resolved *r, Plan **ret) {
         _cleanup_(plan_freep) Plan *p = NULL;
-        const char *switch_to = NULL;
         int k;
 
+        assert(d && r && ret);
         p = calloc(1, sizeof(Plan));
         if (!p)
                 return -ENOMEM;
@@ -470,23 +506,63 @@ int plan_build(const Disk *d, const Resolved *r, Plan **ret) {
 
         /* r->settings is in attribute order: the scheduler, if set, comes first. */
         for (size_t i = 0; i < r->n_settings; i++) {
-                Action *a = &p->actions[p->n_actions];
-
-                k = plan_decide(d, r, &r->settings[i], switch_to, a);
+                k = plan_decide(d, r, &r->settings[i], switch_target(p->actions, p->n_actions),
+                                &p->actions[p->n_actions]);
                 if (k < 0)
                         return k;
                 p->n_actions++;
-                if (a->attr->id == ATTR_SCHEDULER && a->type == ACTION_WRITE)
-                        switch_to = a->write;
         }
 
         *ret = TAKE_PTR(p);
         return 0;
 }
 
-char *iocost_write_line(const char *devnum, const Action *actions, size_t n, AttrFile file) {
+int plan_decide_rest(const Disk *d, const Resolved *r, Plan *p, size_t from) {
+        _cleanup_(action_done) Action sched = {};
+        const ResolvedSetting *rs;
+        const char *switch_to = NULL;
+        Action *again;
+        size_t n;
+        int k;
+
+        assert(d && r && p && from <= p->n_actions);
+        /* A switch still pending (one that failed, say) is decided on what the disk reads. */
+        rs = resolved_find(r, ATTR_SCHEDULER, NULL);
+        if (rs) {
+                k = plan_decide(d, r, rs, NULL, &sched);
+                if (k < 0)
+                        return k;
+                if (sched.type == ACTION_WRITE)
+                        switch_to = sched.write;
+        }
+        n = p->n_actions - from;
+        again = calloc(MAX(n, (size_t) 1), sizeof(Action));
+        if (!again)
+                return -ENOMEM;
+        for (size_t j = 0; j < n; j++) {
+                const Action *a = &p->actions[from + j];
+
+                k = a->attr->id == ATTR_SCHEDULER ? plan_decide(d, r, a->setting, NULL, &again[j])
+                                                  : plan_decide(d, r, a->setting, switch_to, &again[j]);
+                if (k < 0) {
+                        for (size_t i = 0; i < j; i++)
+                                action_done(&again[i]);
+                        free(again);
+                        return k;
+                }
+        }
+        for (size_t j = 0; j < n; j++) {
+                action_done(&p->actions[from + j]);
+                p->actions[from + j] = again[j];
+        }
+        free(again);
+        return 0;
+}
+
+int iocost_write_line(const char *devnum, const Action *actions, size_t n, AttrFile file, char **ret) {
         _cleanup_(freep) char *line = NULL;
 
+        assert(devnum && ret);
         for (size_t i = 0; i < n; i++) {
                 const Action *a = &actions[i];
                 char *l;
@@ -495,11 +571,10 @@ char *iocost_write_line(const char *devnum, const Action *actions, size_t n, Att
                         continue;
                 l = strdup_printf("%s %s", line ?: devnum, a->write);
                 if (!l)
-                        return NULL;
+                        return -ENOMEM;
                 free(line);
                 line = l;
         }
-        if (!line)
-                errno = 0;
-        return TAKE_PTR(line);
+        *ret = TAKE_PTR(line);
+        return 0;
 }

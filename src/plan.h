@@ -16,21 +16,24 @@ typedef enum ActionType {
 
 const char *action_type_to_string(ActionType t);
 
+/* What became of an action: the one vocabulary of the reports, the journal and the counters.
+ * The planner sets the first four; apply turns a would-write into one of the last three. */
 typedef enum Outcome {
-        OUTCOME_PLANNED,        /* not applied (yet) */
-        OUTCOME_WRITTEN,        /* written and read back as desired */
-        OUTCOME_SKIPPED,
+        OUTCOME_WOULD_WRITE,    /* a write decided and not made (yet): a plan, a dry run */
+        OUTCOME_SKIPPED,        /* already right */
         OUTCOME_UNSUPPORTED,
         OUTCOME_REFUSED,
+        OUTCOME_WRITTEN,        /* written and read back as desired */
         OUTCOME_FAILED,         /* the write failed, or the value did not stick */
         OUTCOME_GONE,           /* the disk went away */
-        OUTCOME_DRY_RUN,        /* would have been written */
         _OUTCOME_MAX,
 } Outcome;
 
+/* "would-write", "skipped", ..., "gone": for programs (JSON). */
 const char *outcome_to_string(Outcome o);
 
 typedef struct Action {
+        const ResolvedSetting *setting; /* what it decides; valid while its Resolved lives */
         const AttrInfo *attr;
         char *tunable;
         char *key;              /* "scheduler", "iosched.read_expire", ... */
@@ -61,6 +64,10 @@ Plan *plan_free(Plan *p);
 DEFINE_TRIVIAL_CLEANUP_FUNC(Plan *, plan_free);
 void action_done(Action *a);
 
+/* The outcome of @a for people: "changed", "already right", "would-write", "may-write" (decided
+ * again after a scheduler switch), "unsupported", ... */
+const char *action_outcome_label(const Action *a);
+
 /**
  * plan_build() - compare the desired settings of a disk with its current ones
  * @d: the disk as read
@@ -89,7 +96,7 @@ int action_set_reasonv(Action *a, const char *fmt, va_list ap) _printf_(2, 0);
  * @rs: the setting, one of @r's
  * @switch_to: the scheduler a pending switch will set, or NULL
  *
- * An iocost key that differs gets its own "token=value" in ->write; apply_disk() joins the
+ * An iocost key that differs gets its own "token=value" in ->write; apply_plan() joins the
  * writes of one file into one line (iocost_write_line()).
  *
  * Return: 0 or -ENOMEM.
@@ -98,13 +105,25 @@ int plan_decide(const Disk *d, const Resolved *r, const ResolvedSetting *rs, con
                 Action *ret);
 
 /**
+ * plan_decide_rest() - decide the actions of a plan from @from on again, on what @d reads now
+ * @d: the disk, read again after a write (a scheduler switch resets what follows it; a queue
+ *     limit raises read_ahead_kb; iocost's enable turns the default wbt off)
+ * @r: the resolved settings the plan was built from
+ * @p: the plan; its actions from @from on are replaced
+ *
+ * Return: 0 or -ENOMEM (then @p is as it was).
+ */
+int plan_decide_rest(const Disk *d, const Resolved *r, Plan *p, size_t from);
+
+/**
  * iocost_write_line() - the one line to write to an io.cost.* file
  * @devnum: the disk's "MAJ:MIN"
  * @actions: actions in plan order
  * @n: how many
  * @file: ATTR_FILE_IOCOST_QOS or ATTR_FILE_IOCOST_MODEL
+ * @ret: "MAJ:MIN tok=val tok=val" of every ACTION_WRITE of @file in order; NULL when nothing of
+ *       @file differs
  *
- * Return: "MAJ:MIN tok=val tok=val" of every ACTION_WRITE of @file in order; NULL when
- * nothing of @file differs (or on out of memory: check errno).
+ * Return: 0 or -ENOMEM.
  */
-char *iocost_write_line(const char *devnum, const Action *actions, size_t n, AttrFile file);
+int iocost_write_line(const char *devnum, const Action *actions, size_t n, AttrFile file, char **ret);

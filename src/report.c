@@ -1,24 +1,46 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
+#include <assert.h>
+
 #include "json.h"
 #include "log.h"
 #include "report.h"
 #include "util.h"
 
+/* Where each outcome is counted in a ReportSummary. */
+static const size_t summary_offsets[_OUTCOME_MAX] = {
+        [OUTCOME_WOULD_WRITE] = offsetof(ReportSummary, would_write),
+        [OUTCOME_SKIPPED] = offsetof(ReportSummary, skipped),
+        [OUTCOME_UNSUPPORTED] = offsetof(ReportSummary, unsupported),
+        [OUTCOME_REFUSED] = offsetof(ReportSummary, refused),
+        [OUTCOME_WRITTEN] = offsetof(ReportSummary, written),
+        [OUTCOME_FAILED] = offsetof(ReportSummary, failed),
+        [OUTCOME_GONE] = offsetof(ReportSummary, gone),
+};
+
+static unsigned *summary_counter(ReportSummary *s, Outcome o) {
+        return (unsigned) o < _OUTCOME_MAX ? (unsigned *) ((char *) s + summary_offsets[o]) : NULL;
+}
+
 void report_summarize(const Plan *report, ReportSummary *ret) {
+        assert(ret);
         *ret = (ReportSummary) {};
         for (size_t i = 0; report && i < report->n_actions; i++) {
                 const Action *a = &report->actions[i];
+                unsigned *c = summary_counter(ret, a->outcome);
 
-                if (a->outcome == OUTCOME_WRITTEN)
-                        ret->written++;
-                else if (a->outcome == OUTCOME_GONE)
-                        ret->gone = true;
-                else if (a->outcome == OUTCOME_FAILED) {
-                        ret->failed++;
-                        if (!ret->first_failure)
-                                ret->first_failure = a;
-                }
+                if (c)
+                        (*c)++;
+                if (a->outcome == OUTCOME_FAILED && !ret->first_failure)
+                        ret->first_failure = a;
         }
+}
+
+void report_summary_add(ReportSummary *total, const ReportSummary *one) {
+        assert(total && one);
+        for (Outcome o = 0; o < _OUTCOME_MAX; o++)
+                *summary_counter(total, o) += *summary_counter((ReportSummary *) one, o);
+        if (!total->first_failure)
+                total->first_failure = one->first_failure;
 }
 
 void report_log(const char *name, const Plan *report) {
@@ -33,22 +55,6 @@ void report_log(const char *name, const Plan *report) {
                                     a->rule, a->file, a->line);
                 else if (a->outcome == OUTCOME_GONE)
                         log_debug("%s: went away while %s was being set.", name, a->key);
-        }
-}
-
-const char *report_outcome_label(const Action *a) {
-        switch (a->outcome) {
-        case OUTCOME_WRITTEN:
-                return "changed";
-        case OUTCOME_SKIPPED:
-                return "already right";
-        case OUTCOME_PLANNED:
-                return action_type_to_string(a->type);
-        case OUTCOME_DRY_RUN:
-                /* decided again after the switch: it may turn out right already */
-                return a->after_switch ? "may-write" : "would-write";
-        default:
-                return outcome_to_string(a->outcome);
         }
 }
 
@@ -73,7 +79,7 @@ void report_print_text(FILE *f, const Disk *d, const Plan *report, bool verbose)
                 wk = MAX(wk, (int) strlen(a->key));
                 wn = MAX(wn, (int) strlen(strna(now)));
                 wd = MAX(wd, (int) strlen(a->desired));
-                wo = MAX(wo, (int) strlen(report_outcome_label(a)));
+                wo = MAX(wo, (int) strlen(action_outcome_label(a)));
         }
         fprintf(f, "  %-*s  %-*s  %-*s  %-*s  %s\n", wk, "KEY", wn, "CURRENT", wd, "DESIRED", wo,
                 "RESULT", "WHY");
@@ -82,14 +88,49 @@ void report_print_text(FILE *f, const Disk *d, const Plan *report, bool verbose)
                 const char *now = a->outcome == OUTCOME_WRITTEN ? (a->result ?: a->write) : a->current;
 
                 fprintf(f, "  %-*s  %-*s  %-*s  %-*s  %s", wk, a->key, wn, strna(now), wd,
-                        a->desired, wo, report_outcome_label(a), strempty(a->reason));
+                        a->desired, wo, action_outcome_label(a), strempty(a->reason));
                 if (verbose)
                         fprintf(f, " [%s:%u rule %s]", a->file, a->line, a->rule);
                 fputc('\n', f);
         }
         if (report_iocost_two_writers(d, report))
-                fprintf(f, "  note: systemd's 90-iocost.rules also writes io.cost.qos and io.cost.model for "
-                           "this disk, on every udev event (two writers); see iosched.conf(5)\n");
+                fprintf(f, "  note: %s\n", report_note_text(REPORT_NOTE_TWO_WRITERS));
+}
+
+static const char *const note_texts[_REPORT_NOTE_MAX] = {
+        [REPORT_NOTE_TWO_WRITERS] = "systemd's 90-iocost.rules also writes io.cost.qos and io.cost.model for "
+                                    "this disk, on every udev event (two writers); turn one of the two off "
+                                    "(see iosched.conf(5))",
+        [REPORT_NOTE_IOCOST_NA] = "iocost.* keys are not applicable on this system: no cgroup v2 hierarchy "
+                                  "with the io controller",
+};
+
+const char *report_note_text(ReportNote n) {
+        return (unsigned) n < _REPORT_NOTE_MAX ? note_texts[n] : NULL;
+}
+
+unsigned report_notes(const Disk *d, const Plan *report) {
+        unsigned notes = 0;
+
+        assert(report);
+        if (report_iocost_two_writers(d, report))
+                notes |= REPORT_NOTE_BIT(REPORT_NOTE_TWO_WRITERS);
+        for (size_t i = 0; d && i < report->n_actions; i++)
+                if (report->actions[i].attr->file != ATTR_FILE_QUEUE &&
+                    report->actions[i].outcome == OUTCOME_UNSUPPORTED &&
+                    d->iocost[ATTR_FILE_IOCOST_QOS].err == -ENOENT)
+                        notes |= REPORT_NOTE_BIT(REPORT_NOTE_IOCOST_NA);
+        return notes;
+}
+
+void report_log_notes(const char *name, unsigned notes, unsigned *told, int na_level) {
+        assert(name && told);
+        notes &= ~*told;
+        if (notes & REPORT_NOTE_BIT(REPORT_NOTE_TWO_WRITERS))
+                log_warning("%s: %s.", name, report_note_text(REPORT_NOTE_TWO_WRITERS));
+        if (notes & REPORT_NOTE_BIT(REPORT_NOTE_IOCOST_NA))
+                (void) log_full_errno(na_level, 0, "%s.", report_note_text(REPORT_NOTE_IOCOST_NA));
+        *told |= notes;
 }
 
 bool report_iocost_two_writers(const Disk *d, const Plan *report) {

@@ -5,13 +5,11 @@
  */
 #include <stdio.h>
 
-#include "apply.h"
 #include "cli.h"
 #include "conf.h"
+#include "disk-run.h"
 #include "engine.h"
 #include "log.h"
-#include "report.h"
-#include "sysfs.h"
 #include "util.h"
 
 extern char **environ;
@@ -142,15 +140,31 @@ static const char *disk_arg_name(const char *word) {
         return startswith(word, "/dev/") ?: word;
 }
 
-static bool told_two_writers, told_iocost_na;
+/* Said once a run: under udev, once an event. */
+static unsigned told_notes;
+
+/* What a run shows of a disk: its report, or why there is none. */
+static void print_run(const char *name, const DiskRun *run) {
+        if (run->state == DISK_RUN_PARTITION) {
+                if (!arg.quiet && !arg.json)
+                        printf("%s: partition, left alone (policy applies to whole disks)\n", name);
+                return;
+        }
+        if (!run->plan)
+                return;
+        if (arg.json) {
+                report_print_json(stdout, run->disk, run->plan,
+                                  run->resolved->n_rules == 0 ? "no rule matches" : NULL);
+                fputc('\n', stdout);
+        } else if (!arg.quiet)
+                report_print_text(stdout, run->disk, run->plan, arg.verbose);
+}
 
 /* @listed: the disk was there when the run started (--all listed it, or it was checked): if
  * it is gone by its turn, it went away during the run, which is not an error. */
 static int apply_one(Sysfs *s, const Policy *policy, const char *name, bool listed,
-                     ApplyStats *stats) {
-        _cleanup_(disk_freep) Disk *d = NULL;
-        _cleanup_(resolved_freep) Resolved *res = NULL;
-        _cleanup_(plan_freep) Plan *report = NULL;
+                     ReportSummary *total) {
+        _cleanup_(disk_run_freep) DiskRun *run = NULL;
         _cleanup_(udev_props_freep) UdevProps *props = NULL;
         const char *n = disk_arg_name(name);
         DiskLoad load = DISK_LOAD_ALL;
@@ -161,7 +175,15 @@ static int apply_one(Sysfs *s, const Policy *policy, const char *name, bool list
         if (!arg.verbose && !arg.json)
                 policy_disk_load(policy, &load);
 
-        if (!disk_name_is_valid(n)) {
+        /* Run by udevd for this disk's event: its properties are in our environment, and
+         * udevd holds the disk's lock and runs nothing else for it meanwhile. By hand, udevd
+         * may be running the rules of this disk's event meanwhile: take the lock. */
+        by_udev = udev_event_is_for(n);
+        if (by_udev && udev_props_from_strv(environ, &props) < 0)
+                return log_oom();
+        r = disk_run(s, policy, n, props, &load,
+                     (arg.dry_run ? DISK_RUN_DRY_RUN : 0) | (by_udev ? 0 : DISK_RUN_LOCK), &run);
+        if (r == -EINVAL) {
                 _cleanup_(freep) char *e = escape_for_log(name, 64);
 
                 if (!e)
@@ -169,70 +191,78 @@ static int apply_one(Sysfs *s, const Policy *policy, const char *name, bool list
                 log_error("Invalid disk name \"%s\".", e);
                 return -EINVAL;
         }
-
-        /* Run by udevd for this disk's event: its properties are in our environment, and
-         * udevd holds the disk's lock and runs nothing else for it meanwhile. */
-        by_udev = udev_event_is_for(n);
-        if (by_udev && udev_props_from_strv(environ, &props) < 0)
+        if (r == -ENOMEM)
                 return log_oom();
-        r = sysfs_load_disk(s, n, props, &load, &d);
-        if (r == -ENODEV || r == -ENOENT) {
-                if (listed || by_udev) {
-                        log_debug("%s: gone before it could be read.", n);
-                        return 0;
-                }
+        if (r < 0)
+                return log_error_errno(r, "%s: cannot read the disk: %m", n);
+        if (run->state == DISK_RUN_GONE && !run->disk && !listed && !by_udev) {
                 log_error("No such disk \"%s\".", n);
                 return -ENODEV;
         }
-        if (r < 0)
-                return log_error_errno(r, "%s: cannot read the disk: %m", n);
+        if (run->state == DISK_RUN_GONE && !run->disk)
+                log_debug("%s: gone before it could be read.", n);
 
-        if (d->partition) {
-                if (!arg.quiet && !arg.json)
-                        printf("%s: partition, left alone (policy applies to whole disks)\n", n);
-                return 0;
+        if (run->plan) {
+                report_log(n, run->plan);
+                report_log_notes(n, run->notes, &told_notes, by_udev ? LOG_DEBUG : LOG_NOTICE);
+                report_summary_add(total, &run->summary);
         }
-
-        r = policy_resolve(policy, d, &res);
-        if (r < 0)
-                return log_oom();
-        /* By hand, udevd may be running the rules of this disk's event meanwhile. */
-        r = apply_disk(s, d, res, (arg.dry_run ? APPLY_DRY_RUN : 0) | (by_udev ? 0 : APPLY_LOCK), &report, stats);
-        if (r < 0)
-                return log_oom();
-
-        report_log(n, report);
-
-        if (report_iocost_two_writers(d, report) && !told_two_writers) {
-                /* Once a run: under udev, once an event. */
-                log_warning("%s: systemd's 90-iocost.rules also writes io.cost.qos and io.cost.model for this disk "
-                            "on every udev event; turn one of the two off (see iosched.conf(5)).", n);
-                told_two_writers = true;
-        }
-        for (size_t i = 0; i < report->n_actions && !told_iocost_na; i++)
-                if (report->actions[i].attr->file != ATTR_FILE_QUEUE &&
-                    report->actions[i].outcome == OUTCOME_UNSUPPORTED && sysfs_iocost_probe(s) == -ENOENT) {
-                        log_full_errno(by_udev ? LOG_DEBUG : LOG_NOTICE, 0,
-                                       "iocost.* keys are not applicable on this system: no cgroup v2 "
-                                       "hierarchy with the io controller.");
-                        told_iocost_na = true;
-                }
-
-        if (arg.json) {
-                report_print_json(stdout, d, report, res->n_rules == 0 ? "no rule matches" : NULL);
-                fputc('\n', stdout);
-        } else if (!arg.quiet)
-                report_print_text(stdout, d, report, arg.verbose);
+        print_run(n, run);
         return 0;
+}
+
+/* Every disk asked for. Return: 0, -ENODEV when a name was no disk, another negative errno
+ * when the run could not go on (logged). */
+static int run_disks(Sysfs *s, const Policy *policy, ReportSummary *total) {
+        _cleanup_(strv_freep) char **all = NULL;
+        _cleanup_(freep) bool *present = NULL;
+        char **disks = arg.disks;
+        bool no_disk = false;
+        int r;
+
+        if (arg.all) {
+                r = sysfs_list_disks(s, &all);
+                if (r < 0)
+                        return log_error_errno(r, "Cannot list disks: %m");
+                disks = all;
+        }
+
+        /* Of several disks named, those there now and gone by their turn went away during
+         * the run. (One disk: nothing to tell apart, and udev's helper stays lean.) */
+        if (!arg.all && strv_length(disks) > 1) {
+                present = calloc(strv_length(disks), sizeof(bool));
+                if (!present)
+                        return log_oom();
+                for (size_t i = 0; disks[i]; i++)
+                        present[i] = sysfs_disk_exists(s, disk_arg_name(disks[i]));
+        }
+
+        for (char **d = disks; *d; d++) {
+                r = apply_one(s, policy, *d, arg.all || (present && present[d - disks]), total);
+                if (r == -ENOMEM)
+                        return r;
+                if (r < 0)
+                        no_disk = true;
+        }
+        return no_disk ? -ENODEV : 0;
+}
+
+static void print_total(const ReportSummary *total) {
+        if (arg.quiet || arg.json)
+                return;
+        if (arg.dry_run)
+                printf("%u would change, %u already right, %u not applicable (dry run: nothing written)\n",
+                       total->would_write, total->skipped, total->unsupported + total->refused);
+        else
+                printf("%u changed, %u already right, %u failed, %u not applicable\n", total->written,
+                       total->skipped, total->failed, total->unsupported + total->refused);
 }
 
 int main(int argc, char *argv[]) {
         _cleanup_(policy_freep) Policy *policy = NULL;
-        _cleanup_(strv_freep) char **errors = NULL, **all = NULL;
+        _cleanup_(strv_freep) char **errors = NULL;
         _cleanup_(sysfs_freep) Sysfs *s = NULL;
-        _cleanup_(freep) bool *present = NULL;
-        ApplyStats stats = {};
-        bool no_disk = false;
+        ReportSummary total = {};
         int r;
 
         log_set_prefix("iosched-apply");
@@ -255,8 +285,10 @@ int main(int argc, char *argv[]) {
                 return 0;
 
         r = conf_load(arg.root, arg.config, &policy, &errors);
-        if (r < 0)
-                return log_oom(), EXIT_FAILURE;
+        if (r < 0) {
+                log_oom();
+                return EXIT_FAILURE;
+        }
         for (char **e = errors; *e; e++)
                 log_error("%s", *e);
 
@@ -273,49 +305,16 @@ int main(int argc, char *argv[]) {
                 return EXIT_FAILURE;
         }
 
-        if (arg.all) {
-                r = sysfs_list_disks(s, &all);
-                if (r < 0) {
-                        log_error_errno(r, "Cannot list disks: %m");
-                        return EXIT_FAILURE;
-                }
-                arg.disks = all;
-        }
+        r = run_disks(s, policy, &total);
+        if (r < 0 && r != -ENODEV)
+                return EXIT_FAILURE;
+        print_total(&total);
 
-        /* Of several disks named, those there now and gone by their turn went away during
-         * the run. (One disk: nothing to tell apart, and udev's helper stays lean.) */
-        if (!arg.all && strv_length(arg.disks) > 1) {
-                present = calloc(strv_length(arg.disks), sizeof(bool));
-                if (!present)
-                        return log_oom(), EXIT_FAILURE;
-                for (size_t i = 0; arg.disks[i]; i++)
-                        present[i] = sysfs_disk_exists(s, disk_arg_name(arg.disks[i]));
-        }
-
-        for (char **d = arg.disks; *d; d++) {
-                r = apply_one(s, policy, *d, arg.all || (present && present[d - arg.disks]),
-                              &stats);
-                if (r == -ENOMEM)
-                        return EXIT_FAILURE;
-                if (r < 0)
-                        no_disk = true;
-        }
-
-        if (!arg.quiet && !arg.json) {
-                if (arg.dry_run)
-                        printf("%u would change, %u already right, %u not applicable "
-                               "(dry run: nothing written)\n",
-                               stats.would_write, stats.skipped, stats.unsupported);
-                else
-                        printf("%u changed, %u already right, %u failed, %u not applicable\n",
-                               stats.written, stats.skipped, stats.failed, stats.unsupported);
-        }
-
-        if (stats.failed > 0)
+        if (total.failed > 0)
                 return EXIT_WRITE_FAILED;
         if (!strv_isempty(errors))
                 return EXIT_CONFIG_ERROR;
-        if (no_disk)
+        if (r == -ENODEV)
                 return EXIT_NO_SUCH_DISK;
         return 0;
 }

@@ -58,16 +58,20 @@ UdevProps *fixture_props(char * const *l) {
 }
 
 Plan *fixture_apply(const Fixture *f, const char *disk, char * const *props, const DiskLoad *load,
-                    ApplyFlags flags, ApplyStats *stats) {
+                    DiskRunFlags flags, ReportSummary *ret) {
         _cleanup_(udev_props_freep) UdevProps *u = fixture_props(props);
-        _cleanup_(disk_freep) Disk *d = NULL;
-        _cleanup_(resolved_freep) Resolved *r = NULL;
-        Plan *report = NULL;
+        _cleanup_(disk_run_freep) DiskRun *run = NULL;
+        Plan *plan;
 
-        assert_int_equal(sysfs_load_disk(f->s, disk, u, load, &d), 0);
-        assert_int_equal(policy_resolve(f->p, d, &r), 0);
-        assert_int_equal(apply_disk(f->s, d, r, flags, &report, stats), 0);
-        return report;
+        assert_int_equal(disk_run(f->s, f->p, disk, u, load, flags, &run), 0);
+        assert_non_null(run->plan);
+        if (ret)
+                *ret = run->summary;
+        plan = TAKE_PTR(run->plan);
+        for (size_t i = 0; i < plan->n_actions; i++)
+                plan->actions[i].setting = NULL;
+        /* first_failure points into the plan, which the caller keeps. */
+        return plan;
 }
 
 void fixture_plan(FixturePlan *ret, const char *file, const Disk *d, const char *settings) {

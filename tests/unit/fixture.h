@@ -2,12 +2,12 @@
 #pragma once
 
 /*
- * What the unit tests of the planner and of apply_disk() share: a policy of one rule from a
+ * What the unit tests of the planner and of the pipeline (disk_run()) share: a policy of one rule from a
  * few lines of text, a fake kernel with one disk and such a policy, the action of a plan for
  * a key, one disk loaded, resolved and applied. Each one fails the running cmocka test on an
  * error.
  */
-#include "apply.h"
+#include "disk-run.h"
 #include "fake-kernel.h"
 #include "policy.h"
 
@@ -34,10 +34,11 @@ void fixture_teardown(Fixture *f);
  * environment; NULL for NULL. */
 UdevProps *fixture_props(char * const *l);
 
-/* Load @disk (udev properties @props; @load as sysfs_load_disk() takes it), resolve the
- * policy for it and apply it: the report. */
+/* Run @disk through the pipeline (disk_run(): udev properties @props, @load, @flags): its plan
+ * with the outcomes (each action's setting cleared: the run's Resolved is gone), and in @ret
+ * (may be NULL) its summary. */
 Plan *fixture_apply(const Fixture *f, const char *disk, char * const *props, const DiskLoad *load,
-                    ApplyFlags flags, ApplyStats *stats);
+                    DiskRunFlags flags, ReportSummary *ret);
 
 /* A policy, what it resolves to for one disk, and its plan for the disk. */
 typedef struct FixturePlan {

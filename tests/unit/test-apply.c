@@ -14,7 +14,7 @@ static void setup(Fixture *c, const FakeDiskSpec *spec, const char *settings) {
         fixture_setup(c, spec, "apply.conf", "*", settings);
 }
 
-static Plan *run(Fixture *c, const char *disk, ApplyFlags flags, ApplyStats *stats) {
+static Plan *run(Fixture *c, const char *disk, DiskRunFlags flags, ReportSummary *stats) {
         return fixture_apply(c, disk, NULL, NULL, flags, stats);
 }
 
@@ -34,7 +34,7 @@ static const FakeDiskSpec ssd = { .name = "sda", .devnum = "8:0", .scheduler = "
         "iostats = 0\n"
 
 TEST(changes_in_order_then_nothing) {
-        ApplyStats st = {};
+        ReportSummary st = {};
         Plan *p;
         Fixture c;
 
@@ -62,7 +62,7 @@ TEST(changes_in_order_then_nothing) {
 
         /* the same policy again: zero writes */
         fake_kernel_forget_writes(c.k);
-        st = (ApplyStats) {};
+        st = (ReportSummary) {};
         p = run(&c, "sda", 0, &st);
         assert_int_equal(c.k->n_writes, 0);
         assert_int_equal(st.written, 0);
@@ -74,7 +74,7 @@ TEST(changes_in_order_then_nothing) {
 
 TEST(switch_resets_then_decides_again) {
         FakeDiskSpec bfq = ssd;
-        ApplyStats st = {};
+        ReportSummary st = {};
         Plan *p;
         Fixture c;
 
@@ -97,7 +97,7 @@ TEST(switch_resets_then_decides_again) {
  * rotational disk): the read-ahead comes last, and is decided again after each write. */
 TEST(limits_raise_read_ahead) {
         FakeDiskSpec hdd = ssd;
-        ApplyStats st = {};
+        ReportSummary st = {};
         Plan *p;
         Fixture c;
 
@@ -126,7 +126,7 @@ TEST(limits_raise_read_ahead) {
 }
 
 TEST(busy_is_retried) {
-        ApplyStats st = {};
+        ReportSummary st = {};
         Plan *p;
         Fixture c;
 
@@ -142,7 +142,7 @@ TEST(busy_is_retried) {
         assert_int_equal(fake_write(c.k, "sys/class/block/sda/queue/nr_requests", "256"), 0);
         c.k->busy = 1000;
         c.k->n_writes = 0;
-        st = (ApplyStats) {};
+        st = (ReportSummary) {};
         p = run(&c, "sda", 0, &st);
         assert_int_equal(c.k->n_writes, APPLY_BUSY_TRIES);
         assert_int_equal(fixture_action(p, "nr_requests")->outcome, OUTCOME_FAILED);
@@ -156,7 +156,7 @@ TEST(einval_falls_back) {
         FakeDiskSpec spec = ssd;
         struct utsname u;
         char path[512];
-        ApplyStats st = {};
+        ReportSummary st = {};
         Plan *p;
         Fixture c;
 
@@ -177,7 +177,7 @@ TEST(einval_falls_back) {
         /* nothing of the list works: a clear failure */
         setup(&c, &spec, "scheduler = kyber\n");
         assert_int_equal(fake_write(c.k, path, ""), 0);
-        st = (ApplyStats) {};
+        st = (ReportSummary) {};
         p = run(&c, "sda", 0, &st);
         assert_int_equal(fixture_action(p, "scheduler")->outcome, OUTCOME_FAILED);
         assert_int_equal(fixture_action(p, "scheduler")->error, -EINVAL);
@@ -262,7 +262,7 @@ static const GoneCase gone_cases[] = {
 TEST(disk_gone) {
         for (size_t i = 0; i < ELEMENTSOF(gone_cases); i++) {
                 const GoneCase *t = &gone_cases[i];
-                ApplyStats st = {};
+                ReportSummary st = {};
                 Plan *p;
                 Fixture c;
 
@@ -289,7 +289,7 @@ static int ignoring_hook(Sysfs *s, int fd, const char *disk, const char *rel, co
 }
 
 TEST(write_not_confirmed) {
-        ApplyStats st = {};
+        ReportSummary st = {};
         Plan *p;
         Fixture c;
 
@@ -318,7 +318,7 @@ static int racing_hook(Sysfs *s, int fd, const char *disk, const char *rel, cons
 }
 
 TEST(value_changed_after_write) {
-        ApplyStats st = {};
+        ReportSummary st = {};
         Plan *p;
         Fixture c;
 
@@ -332,12 +332,12 @@ TEST(value_changed_after_write) {
         fixture_teardown(&c);
 }
 
-/* APPLY_LOCK where there is no lock to take: no node under ROOT/dev, or a node that is not
+/* DISK_RUN_LOCK where there is no lock to take: no node under ROOT/dev, or a node that is not
  * the disk's block device (a regular file of that name): the switch is made as without it.
  * (The lock itself, against a holder, is tests/integration/apply-lock.sh.) */
 TEST(lock_without_node) {
         _cleanup_(freep) char *dir = NULL, *node = NULL;
-        ApplyStats st = {};
+        ReportSummary st = {};
         Disk fake = { .name = (char *) "sda", .devnum = (char *) "8:0" };
         Plan *p;
         Fixture c;
@@ -345,7 +345,7 @@ TEST(lock_without_node) {
         int fd;
 
         setup(&c, &ssd, "scheduler = mq-deadline\n");
-        p = run(&c, "sda", APPLY_LOCK, &st);
+        p = run(&c, "sda", DISK_RUN_LOCK, &st);
         assert_string_equal(c.k->log, "sda:queue/scheduler=mq-deadline\n");
         assert_int_equal(st.written, 1);
         plan_free(p);
@@ -368,8 +368,8 @@ TEST(lock_without_node) {
 
         fake_kernel_forget_writes(c.k);
         assert_int_equal(fake_write(c.k, "sys/class/block/sda/queue/scheduler", "[none] mq-deadline"), 0);
-        st = (ApplyStats) {};
-        p = run(&c, "sda", APPLY_LOCK, &st);
+        st = (ReportSummary) {};
+        p = run(&c, "sda", DISK_RUN_LOCK, &st);
         assert_string_equal(c.k->log, "sda:queue/scheduler=mq-deadline\n");
         assert_int_equal(st.written, 1);
         plan_free(p);
@@ -377,17 +377,68 @@ TEST(lock_without_node) {
 }
 
 TEST(dry_run) {
-        ApplyStats st = {};
+        ReportSummary st = {};
         Plan *p;
         Fixture c;
 
         setup(&c, &ssd, FULL_POLICY);
-        p = run(&c, "sda", APPLY_DRY_RUN, &st);
+        p = run(&c, "sda", DISK_RUN_DRY_RUN, &st);
         assert_int_equal(sysfs_get_n_writes(c.s), 0);
         assert_int_equal(st.would_write, 11);
-        assert_int_equal(fixture_action(p, "scheduler")->outcome, OUTCOME_DRY_RUN);
+        assert_int_equal(fixture_action(p, "scheduler")->outcome, OUTCOME_WOULD_WRITE);
         plan_free(p);
         fixture_teardown(&c);
+}
+
+/* The pipeline decides once what a name is: a disk (its plan), a partition (left alone, not
+ * resolved), nothing (gone, no disk read), or no name at all. */
+TEST(run_states) {
+        static const FakeDiskSpec part = { .name = "sda1", .devnum = "8:1", .partition = true };
+        _cleanup_(disk_run_freep) DiskRun *run = NULL;
+        Fixture c;
+
+        setup(&c, &ssd, "scheduler = mq-deadline\n");
+        assert_int_equal(fake_disk_add(c.k, &part), 0);
+
+        assert_int_equal(disk_run(c.s, c.p, "sda1", NULL, NULL, 0, &run), 0);
+        assert_int_equal(run->state, DISK_RUN_PARTITION);
+        assert_non_null(run->disk);
+        assert_null(run->resolved);
+        assert_null(run->plan);
+        run = disk_run_free(run);
+
+        assert_int_equal(disk_run(c.s, c.p, "sdq", NULL, NULL, 0, &run), 0);
+        assert_int_equal(run->state, DISK_RUN_GONE);
+        assert_null(run->disk);
+        assert_null(run->plan);
+        run = disk_run_free(run);
+
+        assert_int_equal(disk_run(c.s, c.p, "../sda", NULL, NULL, 0, &run), -EINVAL);
+        assert_null(run);
+
+        assert_int_equal(disk_run(c.s, c.p, "sda", NULL, NULL, 0, &run), 0);
+        assert_int_equal(run->state, DISK_RUN_DONE);
+        assert_int_equal(run->summary.written, 1);
+        assert_int_equal(run->notes, 0);
+        assert_int_equal(sysfs_get_n_writes(c.s), 1);
+        fixture_teardown(&c);
+}
+
+/* One summary for a disk and for a run over many. */
+TEST(summary_add) {
+        ReportSummary total = {}, one = { .written = 2, .skipped = 1, .failed = 1 }, two = { .gone = 1, .refused = 3 };
+        const Action failure = { .key = (char *) "nr_requests" };
+
+        one.first_failure = &failure;
+        report_summary_add(&total, &one);
+        report_summary_add(&total, &two);
+        assert_int_equal(total.written, 2);
+        assert_int_equal(total.skipped, 1);
+        assert_int_equal(total.failed, 1);
+        assert_int_equal(total.gone, 1);
+        assert_int_equal(total.refused, 3);
+        assert_int_equal(total.would_write, 0);
+        assert_ptr_equal(total.first_failure, &failure);
 }
 
 TEST(bad_names_never_reach_paths) {

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 /*
  * iocost: the kernel's io.cost.* printouts, mountinfo, the static-key kernels, systemd's hwdb
- * solutions, the planner, and apply_disk() on a fake tree with a fake cgroup2 root.
+ * solutions, the planner, and disk_run() on a fake tree with a fake cgroup2 root.
  *
  * The printouts follow the format strings of ioc_qos_prfill() and ioc_cost_model_prfill() in
  * Debian's 6.1 (6.1.192), 6.12 (6.12.117) and 7.3 (7.3.4) block/blk-iocost.c, with the kernel's
@@ -272,8 +272,8 @@ static void plan_with(Planned *x, const Disk *d, const char *settings) {
         *x = (Planned) {};
         fixture_plan(&x->fp, "t.conf", d, settings);
         p = x->fp.plan;
-        x->qos = iocost_write_line(d->devnum, p->actions, p->n_actions, ATTR_FILE_IOCOST_QOS);
-        x->model = iocost_write_line(d->devnum, p->actions, p->n_actions, ATTR_FILE_IOCOST_MODEL);
+        assert_int_equal(iocost_write_line(d->devnum, p->actions, p->n_actions, ATTR_FILE_IOCOST_QOS, &x->qos), 0);
+        assert_int_equal(iocost_write_line(d->devnum, p->actions, p->n_actions, ATTR_FILE_IOCOST_MODEL, &x->model), 0);
 }
 
 /* The qos and model lines that SETTINGS plan for D: "" for no line, NULL for not checked. */
@@ -463,7 +463,7 @@ static void setup(Fixture *c, bool io, const char *release, const char *settings
         assert_int_equal(fake_cgroup2_add(c->k, "/sys/fs/cgroup", io, release), 0);
 }
 
-static Plan *run(Fixture *c, char * const *props, ApplyStats *st) {
+static Plan *run(Fixture *c, char * const *props, ReportSummary *st) {
         DiskLoad load;
 
         policy_disk_load(c->p, &load);
@@ -475,7 +475,7 @@ static Plan *run(Fixture *c, char * const *props, ApplyStats *st) {
         "iocost.model.wbps = 1063126016\niocost.model.wseqiops = 135560\niocost.model.wrandiops = 130734\n"
 
 TEST(apply_converges) {
-        ApplyStats st = {};
+        ReportSummary st = {};
         Plan *p;
         Fixture c;
         char *v;
@@ -519,7 +519,7 @@ TEST(apply_converges) {
 }
 
 TEST(apply_errors) {
-        ApplyStats st = {};
+        ReportSummary st = {};
         Plan *p;
         Fixture c;
 
@@ -535,7 +535,7 @@ TEST(apply_errors) {
         assert_int_equal(fake_iocost_set(c.k, "io.cost.qos",
                                          "259:0 enable=0 ctrl=user rpct=0.00 rlat=6000 wpct=0.00 wlat=25000 min=1.00 max=10000.00"), 0);
         c.k->fail_next = -EINVAL;
-        st = (ApplyStats) {};
+        st = (ReportSummary) {};
         p = run(&c, NULL, &st);
         assert_int_equal(fixture_action(p, "iocost.enable")->outcome, OUTCOME_FAILED);
         assert_int_equal(fixture_action(p, "iocost.rlat")->outcome, OUTCOME_FAILED);
@@ -549,7 +549,7 @@ TEST(apply_errors) {
         assert_int_equal(fake_iocost_set(c.k, "io.cost.qos",
                                          "259:0 enable=0 ctrl=user rpct=0.00 rlat=6000 wpct=0.00 wlat=25000 min=1.00 max=10000.00"), 0);
         c.k->vanish_after = 1;
-        st = (ApplyStats) {};
+        st = (ReportSummary) {};
         p = run(&c, NULL, &st);
         assert_int_equal(fixture_action(p, "iocost.rlat")->outcome, OUTCOME_GONE);
         assert_int_equal(fixture_action(p, "nr_requests")->outcome, OUTCOME_SKIPPED);
@@ -566,7 +566,7 @@ TEST(apply_errors) {
 }
 
 TEST(apply_not_applicable) {
-        ApplyStats st = {};
+        ReportSummary st = {};
         Plan *p;
         Fixture c;
 

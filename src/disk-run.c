@@ -1,0 +1,66 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+#include <assert.h>
+
+#include "disk-run.h"
+#include "util.h"
+
+DiskRun *disk_run_free(DiskRun *run) {
+        if (!run)
+                return NULL;
+        plan_free(run->plan);
+        resolved_free(run->resolved);
+        disk_free(run->disk);
+        free(run);
+        return NULL;
+}
+
+/* Resolve, plan and, unless it is a dry run, apply. */
+static int run_policy(Sysfs *s, const Policy *policy, DiskRunFlags flags, DiskRun *run) {
+        int r;
+
+        r = policy_resolve(policy, run->disk, &run->resolved);
+        if (r < 0)
+                return r;
+        r = plan_build(run->disk, run->resolved, &run->plan);
+        if (r < 0)
+                return r;
+        if (!(flags & DISK_RUN_DRY_RUN)) {
+                r = apply_plan(s, run->disk, run->resolved, run->plan,
+                               flags & DISK_RUN_LOCK ? APPLY_LOCK : 0);
+                if (r < 0)
+                        return r;
+        }
+        report_summarize(run->plan, &run->summary);
+        run->notes = report_notes(run->disk, run->plan);
+        if (run->summary.gone > 0)
+                run->state = DISK_RUN_GONE;
+        return 0;
+}
+
+int disk_run(Sysfs *s, const Policy *policy, const char *name, const UdevProps *udev,
+             const DiskLoad *load, DiskRunFlags flags, DiskRun **ret) {
+        _cleanup_(disk_run_freep) DiskRun *run = NULL;
+        int r;
+
+        assert(s && policy && name && ret);
+        if (!disk_name_is_valid(name))
+                return -EINVAL;
+        run = calloc(1, sizeof(DiskRun));
+        if (!run)
+                return -ENOMEM;
+
+        r = sysfs_load_disk(s, name, udev, load, &run->disk);
+        if (ERRNO_IS_GONE(r))
+                run->state = DISK_RUN_GONE;
+        else if (r < 0)
+                return r;
+        else if (run->disk->partition)
+                run->state = DISK_RUN_PARTITION;
+        else {
+                r = run_policy(s, policy, flags, run);
+                if (r < 0)
+                        return r;
+        }
+        *ret = TAKE_PTR(run);
+        return 0;
+}

@@ -1,0 +1,60 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+#pragma once
+
+#include "apply.h"
+#include "policy.h"
+#include "report.h"
+#include "sysfs-disk.h"
+#include "udev-props.h"
+
+/*
+ * One disk through the pipeline, the same in the udev helper and the daemon: load -> what the
+ * disk is (a disk, a partition, gone) -> resolve the policy -> plan -> apply -> one summary of
+ * the outcomes and the notes. The programs differ only in where the name comes from and where
+ * the run goes (stdout, the journal, D-Bus).
+ */
+
+typedef enum DiskRunFlags {
+        DISK_RUN_DRY_RUN = 1 << 0,      /* plan only: write nothing (each write "would-write") */
+        DISK_RUN_LOCK = 1 << 1,         /* switch the scheduler under udev's lock (APPLY_LOCK) */
+} DiskRunFlags;
+
+typedef enum DiskRunState {
+        DISK_RUN_DONE,                  /* planned, or applied: see the plan's outcomes */
+        DISK_RUN_PARTITION,             /* a partition: left alone (policy is per whole disk) */
+        DISK_RUN_GONE,                  /* there is no such disk (any more), or it went away during
+                                         * the run (then the plan says where) */
+        _DISK_RUN_STATE_MAX,
+} DiskRunState;
+
+typedef struct DiskRun {
+        DiskRunState state;
+        Disk *disk;             /* as read, and read again after writes; NULL when gone before */
+        Resolved *resolved;     /* NULL for a partition or a disk gone before it was read */
+        Plan *plan;             /* the actions with their outcomes; NULL as resolved */
+        ReportSummary summary;  /* of plan */
+        unsigned notes;         /* report_notes() */
+} DiskRun;
+
+DiskRun *disk_run_free(DiskRun *run);
+DEFINE_TRIVIAL_CLEANUP_FUNC(DiskRun *, disk_run_free);
+
+/**
+ * disk_run() - bring one disk to its policy, or plan it
+ * @s: the tree
+ * @policy: the policy
+ * @name: the disk's kernel name; validated
+ * @udev: udev's properties of the disk from the caller's edge, or NULL to read udev's database
+ * @load: what to read of the disk (policy_disk_load()), NULL for everything
+ * @flags: DISK_RUN_DRY_RUN, DISK_RUN_LOCK
+ * @ret: the run
+ *
+ * A disk that is not there, or goes away while it is read or written, is DISK_RUN_GONE; a
+ * partition is DISK_RUN_PARTITION and is not resolved. Neither is an error: whether one is
+ * worth telling (a name given by hand that never existed) is the caller's to say.
+ *
+ * Return: 0; -EINVAL for an invalid name; -ENOMEM; another negative errno when the disk cannot be
+ * read (-EACCES, -EIO, ...).
+ */
+int disk_run(Sysfs *s, const Policy *policy, const char *name, const UdevProps *udev,
+             const DiskLoad *load, DiskRunFlags flags, DiskRun **ret);
