@@ -1,4 +1,5 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
+#include <assert.h>
 #include <dirent.h>
 #include <fcntl.h>
 #include <ini.h>
@@ -21,14 +22,9 @@ const char *const conf_dropin_dirs[] = {
 
 typedef struct Parser {
         const char *filename;
-        const char *data;
-        size_t size, pos;
-        unsigned line;          /* of the line last handed to inih */
-        unsigned section_line;  /* of the last "[...]" header handed to inih */
-        unsigned handled_section_line;
-        unsigned bad_section_line;      /* a header already reported: its keys are ignored */
-        bool rule_failed;               /* the current rule had an error: report no more of it */
-        Rule *rule;             /* the rule of the current section */
+        bool in_section;        /* a section header was seen: keys are not "outside" */
+        Rule *rule;             /* the rule of the current section; NULL when it is a bad one */
+        bool rule_failed;       /* the current rule had an error: it is not added */
         Policy *staged;
         char ***errors;
         unsigned n_errors;
@@ -56,65 +52,6 @@ _printf_(3, 4) static void parser_error(Parser *p, unsigned line, const char *fm
         /* Keys and values come from the file: no control characters in a log line. */
         if (!full || strv_push(p->errors, escape_for_log(full, 1024)) < 0)
                 p->oom = -ENOMEM;
-}
-
-/* inih's reader: hands it one line at a time so that we know every line's number (Debian's
- * inih is built without INI_HANDLER_LINENO), strips leading blanks (inih would take an
- * indented line as the continuation of the previous value), and refuses lines inih would cut. */
-static char *parser_reader(char *str, int num, void *userdata) {
-        Parser *p = userdata;
-        const char *start, *nl;
-        size_t len, max = (size_t) num - 2;
-
-        if (p->pos >= p->size || p->n_errors > CONF_ERRORS_MAX)
-                return NULL;
-
-        start = p->data + p->pos;
-        nl = memchr(start, '\n', p->size - p->pos);
-        len = nl ? (size_t) (nl - start) : p->size - p->pos;
-        p->pos += len + (nl ? 1 : 0);
-        p->line++;
-
-        if (len > 0 && start[len - 1] == '\r')
-                len--;
-        /* A UTF-8 byte order mark, as some editors write: not part of the text. */
-        if (p->line == 1 && len >= 3 && memcmp(start, "\xef\xbb\xbf", 3) == 0) {
-                start += 3;
-                len -= 3;
-        }
-        while (len > 0 && (*start == ' ' || *start == '\t')) {
-                start++;
-                len--;
-        }
-        if (len > max || len > CONF_LINE_MAX) {
-                parser_error(p, p->line, "line longer than %d characters", CONF_LINE_MAX);
-                len = 0;
-        } else if (memchr(start, 0, len)) {
-                parser_error(p, p->line, "line contains a NUL byte");
-                len = 0;
-        }
-        memcpy(str, start, len);
-        str[len] = '\n';
-        str[len + 1] = 0;
-        if (len > 0 && *start == '[') {
-                const char *end = memchr(start, ']', len);
-
-                p->section_line = p->line;
-                if (!end || end - start - 1 > 49) {
-                        /* inih keeps 49 characters of a section name and drops the rest
-                         * silently. Report the header once; its keys are ignored. */
-                        parser_error(p, p->line, !end ? "syntax error: \"[\" without \"]\""
-                                                      : "section header longer than 49 characters");
-                        p->bad_section_line = p->line;
-                        strcpy(str, "[]\n");
-                }
-        } else if (len > 0 && !strchr(";#", *start) && !memchr(start, '=', len) &&
-                   !memchr(start, ':', len)) {
-                parser_error(p, p->line, "syntax error (expected [rule NAME] or KEY = VALUE)");
-                str[0] = '\n';
-                str[1] = 0;
-        }
-        return str;
 }
 
 static int parser_finish_rule(Parser *p) {
@@ -149,57 +86,40 @@ static int parser_finish_rule(Parser *p) {
         return policy_add_rule(p->staged, r);
 }
 
-static int parser_handler(void *userdata, const char *section, const char *name, const char *value) {
-        Parser *p = userdata;
-        const char *error = NULL, *rule_name;
-        unsigned line = p->line;
+/* A "[section]" header: the previous rule is complete, a new one starts (or a bad section,
+ * whose keys are ignored: the header's error says it all). */
+static void parser_section(Parser *p, const char *section, unsigned line) {
+        const char *rule_name;
+
+        if (parser_finish_rule(p) < 0) {
+                p->oom = -ENOMEM;
+                return;
+        }
+        p->in_section = true;
+        p->rule_failed = false;
+        rule_name = startswith(section, "rule ");
+        if (!rule_name)
+                return parser_error(p, line, "unknown section [%s]; sections are [rule NAME]", section);
+        rule_name += strspn(rule_name, " ");
+        /* inih keeps 49 characters of a section: a longer name comes here cut to 44, which is
+         * one too many for a rule's name, never a shorter valid one. */
+        if (!rule_name_is_valid(rule_name))
+                return parser_error(p, line,
+                                    "invalid rule name \"%s\" (letters, digits, \"-_.:@\", at most %d)",
+                                    rule_name, RULE_NAME_MAX);
+        for (size_t i = 0; i < p->staged->n_rules; i++)
+                if (streq(p->staged->rules[i]->name, rule_name))
+                        return parser_error(p, line, "rule \"%s\" is defined twice in this file",
+                                            rule_name);
+        p->rule = rule_new(rule_name, p->filename, line);
+        if (!p->rule)
+                p->oom = -ENOMEM;
+}
+
+static void parser_key(Parser *p, const char *name, const char *value, unsigned line) {
+        const char *error = NULL;
         int r;
 
-        if (p->oom)
-                return 0;
-
-        if (p->section_line != 0 && p->section_line == p->bad_section_line)
-                return 0;       /* the header was reported already */
-
-        if (p->section_line != p->handled_section_line || !p->rule) {
-                if (p->section_line == p->handled_section_line && p->section_line != 0)
-                        return 0;       /* the section itself was bad; reported once */
-                p->handled_section_line = p->section_line;
-                if (parser_finish_rule(p) < 0) {
-                        p->oom = -ENOMEM;
-                        return 0;
-                }
-                p->rule_failed = false;
-                if (p->section_line == 0) {
-                        parser_error(p, line, "key \"%s\" outside of a [rule NAME] section", name);
-                        return 0;
-                }
-                rule_name = startswith(section, "rule ");
-                if (!rule_name) {
-                        parser_error(p, p->section_line,
-                                     "unknown section [%s]; sections are [rule NAME]", section);
-                        return 0;
-                }
-                while (*rule_name == ' ')
-                        rule_name++;
-                if (!rule_name_is_valid(rule_name)) {
-                        parser_error(p, p->section_line,
-                                     "invalid rule name \"%s\" (letters, digits, \"-_.:@\", at most %d)",
-                                     rule_name, RULE_NAME_MAX);
-                        return 0;
-                }
-                for (size_t i = 0; i < p->staged->n_rules; i++)
-                        if (streq(p->staged->rules[i]->name, rule_name)) {
-                                parser_error(p, p->section_line,
-                                             "rule \"%s\" is defined twice in this file", rule_name);
-                                return 0;
-                        }
-                p->rule = rule_new(rule_name, p->filename, p->section_line);
-                if (!p->rule) {
-                        p->oom = -ENOMEM;
-                        return 0;
-                }
-        }
         if (startswith(name, MATCH_KEY_PREFIX))
                 r = rule_add_match(p->rule, name, value, line, &error);
         else
@@ -208,21 +128,80 @@ static int parser_handler(void *userdata, const char *section, const char *name,
                 p->rule_failed = true;
         switch (r) {
         case 0:
-                return 1;
+                return;
         case -ENOENT:
-                parser_error(p, line, "unknown key \"%s\"", name);
-                return 0;
+                return parser_error(p, line, "unknown key \"%s\"", name);
         case -EEXIST:
-                parser_error(p, line, "key \"%s\" is set twice in [rule %s]", name, p->rule->name);
-                return 0;
+                return parser_error(p, line, "key \"%s\" is set twice in [rule %s]", name, p->rule->name);
         case -ENOMEM:
                 p->oom = -ENOMEM;
-                return 0;
+                return;
         default:
-                parser_error(p, line, "invalid value \"%s\" for %s: %s", value, name,
-                             error ?: "invalid value");
+                return parser_error(p, line, "invalid value \"%s\" for %s: %s", value, name,
+                                    error ?: "invalid value");
+        }
+}
+
+/* inih's handler (built with report_line_numbers and call_handler_on_new_section): a section
+ * header comes without a name. It records its own errors and always goes on, so that inih's
+ * return is inih's own syntax error alone (which ends the parse: stop_on_first_error). */
+static int parser_handler(void *userdata, const char *section, const char *name, const char *value,
+                          int lineno) {
+        Parser *p = userdata;
+        unsigned line = lineno > 0 ? (unsigned) lineno : 0;
+
+        if (p->oom || p->n_errors > CONF_ERRORS_MAX)
+                return 1;
+        if (!name)
+                parser_section(p, section, line);
+        else if (!p->in_section)
+                parser_error(p, line, "key \"%s\" outside of a [rule NAME] section", name);
+        else if (p->rule)
+                parser_key(p, name, value, line);
+        return 1;
+}
+
+/* The line of the first NUL byte of @text, 0 when there is none: inih takes text to the first
+ * NUL of a line and would drop the rest unseen. */
+static unsigned nul_line(const char *text, size_t size) {
+        const char *nul = memchr(text, 0, size);
+        unsigned line = 1;
+
+        if (!nul)
+                return 0;
+        for (const char *c = text; c < nul; c++)
+                line += *c == '\n';
+        return line;
+}
+
+static int parse_staged(const char *text, size_t size, Parser *p) {
+        _cleanup_(freep) char *copy = NULL;
+        unsigned line;
+        int r;
+
+        if (size > CONF_FILE_SIZE_MAX) {
+                parser_error(p, 0, "file larger than %d bytes", CONF_FILE_SIZE_MAX);
                 return 0;
         }
+        line = nul_line(text, size);
+        if (line > 0) {
+                parser_error(p, line, "line contains a NUL byte");
+                return 0;
+        }
+        copy = strndup(text, size);
+        if (!copy)
+                return -ENOMEM;
+        r = ini_parse_string(copy, parser_handler, p);
+        if (r == -2)
+                return -ENOMEM;
+        if (p->oom)
+                return p->oom;
+        if (r > 0)
+                /* inih's own, which ended the parse: a line without "=", a "[" without "]" */
+                parser_error(p, (unsigned) r, "syntax error (expected [rule NAME] or KEY = VALUE)");
+        else if (parser_finish_rule(p) < 0)
+                return -ENOMEM;
+        return p->oom;
 }
 
 int conf_parse_text(const char *text, size_t size, const char *filename, Policy *policy,
@@ -230,36 +209,20 @@ int conf_parse_text(const char *text, size_t size, const char *filename, Policy 
         _cleanup_(policy_freep) Policy *staged = NULL;
         Parser p = {
                 .filename = filename,
-                .data = text,
-                .size = size,
                 .errors = errors,
         };
         int r;
 
+        assert(text && filename && policy && errors);
         staged = policy_new();
         if (!staged)
                 return -ENOMEM;
         p.staged = staged;
 
-        if (size > CONF_FILE_SIZE_MAX) {
-                parser_error(&p, 0, "file larger than %d bytes", CONF_FILE_SIZE_MAX);
-                return p.oom ?: -EINVAL;
-        }
-
-        r = ini_parse_stream(parser_reader, &p, parser_handler, &p);
+        r = parse_staged(text, size, &p);
+        rule_free(p.rule);
         if (r < 0)
-                return -ENOMEM;
-        if (p.oom) {
-                rule_free(p.rule);
-                return p.oom;
-        }
-        if (parser_finish_rule(&p) < 0)
-                return -ENOMEM;
-        if (r > 0 && p.n_errors == 0)
-                /* inih's own syntax errors: no "=", no "]", ... */
-                parser_error(&p, (unsigned) r, "syntax error (expected [rule NAME] or KEY = VALUE)");
-        if (p.oom)
-                return p.oom;
+                return r;
         if (p.n_errors > 0)
                 return -EINVAL;
         if (policy->n_rules + staged->n_rules > CONF_RULES_MAX) {

@@ -5,7 +5,6 @@
 
 #define CONF_MAIN_FILE "/etc/iosched.conf"
 #define CONF_FILE_SIZE_MAX (1024 * 1024)
-#define CONF_LINE_MAX 198       /* what Debian's inih (INI_MAX_LINE 200) takes whole */
 #define CONF_RULES_MAX 4096
 #define CONF_ERRORS_MAX 20      /* errors reported per file; the file is ignored anyway */
 

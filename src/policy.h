@@ -21,7 +21,9 @@ typedef enum MatchField {
 #define MATCH_KEY_PREFIX "match."
 #define MATCH_PATTERNS_MAX 64
 #define MATCH_PATTERN_LEN_MAX 256
-#define RULE_NAME_MAX 44      /* "[rule NAME]" must fit inih's 49-character section */
+/* inih keeps 49 characters of a section ("rule " and the name): a longer one comes cut to 44
+ * characters, one more than any valid name, so it is refused rather than taken cut. */
+#define RULE_NAME_MAX 43
 
 const char *match_field_to_string(MatchField f);        /* "name", "model", ... */
 int match_field_from_string(const char *s);

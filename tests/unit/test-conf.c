@@ -153,15 +153,38 @@ TEST(hostile) {
         _cleanup_(strv_freep) char **errors = NULL;
         char *big, line[400];
 
-        /* a line inih would cut */
+        /* a line longer than Debian's inih took (199 characters) is read whole: its value is
+         * judged, not a part of it, and the next line keeps its number */
         memset(line, 'a', sizeof(line));
         memcpy(line, "[rule a]\nmatch.name = ", 22);
+        memcpy(line + sizeof(line) - 12, "\nbogus = 1\n", 12);
         line[sizeof(line) - 1] = 0;
-        expect_error(line, 2, "line longer than");
+        {
+                _cleanup_(policy_freep) Policy *q = NULL;
+                _cleanup_(strv_freep) char **e = NULL;
 
-        /* a section header inih would cut */
-        expect_error("[rule abcdefghijabcdefghijabcdefghijabcdefghijabcdefghij]\nmatch.name = x\n", 1,
-                     "section header longer");
+                assert_int_equal(parse(line, &q, &e), 2);
+                assert_non_null(strstr(e[0], "t.conf:2: invalid value \"aaaa"));
+                assert_non_null(strstr(e[0], "longer than 256"));
+                assert_non_null(strstr(e[1], "t.conf:3: unknown key \"bogus\""));
+        }
+
+        /* a rule name up to the limit, and one past it; inih keeps 49 characters of a
+         * section, so a longer one must not come through cut to a valid one */
+        {
+                _cleanup_(policy_freep) Policy *q = NULL;
+
+                assert_int_equal(parse("[rule abcdefghijabcdefghijabcdefghijabcdefghijabc]\nmatch.name = x\n", &q, NULL), 0);
+                assert_int_equal(strlen(q->rules[0]->name), RULE_NAME_MAX);
+        }
+        expect_error("[rule abcdefghijabcdefghijabcdefghijabcdefghijabcd]\nmatch.name = x\n", 1,
+                     "invalid rule name");
+        expect_error("[rule abcdefghijabcdefghijabcdefghijabcdefghijabcdefghijabcdefghij]\nmatch.name = x\n", 1,
+                     "invalid rule name");
+
+        /* inih's own syntax error ends the parse: the broken header's keys are not taken
+         * for the rule before it */
+        expect_error("[rule a]\nmatch.name = x\n[rule b\nmatch.name = y\nbogus = 1\n", 3, "syntax error");
 
         /* a NUL in the middle of a line */
         {
