@@ -137,7 +137,7 @@ static bool module_exists(int root_fd, const char *release, const char *module) 
         return false;
 }
 
-int host_loadable_schedulers(int root_fd, const char *release, char * const *registered, char ***ret) {
+int host_scheduler_modules(int root_fd, const char *release, char ***ret) {
         static const struct {
                 const char *name, *module;
         } modules[] = {
@@ -145,18 +145,18 @@ int host_loadable_schedulers(int root_fd, const char *release, char * const *reg
                 { "kyber", "kyber-iosched" },
                 { "bfq", "bfq" },
         };
+        _cleanup_(strv_freep) char **l = NULL;
 
         assert(root_fd >= 0 && ret);
+        l = calloc(1, sizeof(char *));
+        if (!l)
+                return -ENOMEM;
         /* A release is one path component: never "..", never a "/". */
-        if (!release || !string_in_charset(release, CHARSET_ALNUM "._+-~", 128) || release[0] == '.')
-                return 0;
-        for (size_t i = 0; i < ELEMENTSOF(modules); i++) {
-                if (strv_contains(registered, modules[i].name) ||
-                    !module_exists(root_fd, release, modules[i].module))
-                        continue;
-                if (strv_extend(ret, modules[i].name) < 0)
+        for (size_t i = 0; release && string_in_charset(release, CHARSET_ALNUM "._+-~", 128) &&
+                           release[0] != '.' && i < ELEMENTSOF(modules); i++)
+                if (module_exists(root_fd, release, modules[i].module) && strv_extend(&l, modules[i].name) < 0)
                         return -ENOMEM;
-        }
+        *ret = TAKE_PTR(l);
         return 0;
 }
 

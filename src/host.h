@@ -46,15 +46,17 @@ char *host_kernel_release(int root_fd);
 unsigned host_hz(void);
 
 /**
- * host_loadable_schedulers() - scheduler modules the kernel would load on a write of their name
+ * host_scheduler_modules() - schedulers the kernel can load: their module is on disk
  * @root_fd: the root directory (lib/modules/RELEASE/kernel/block below it)
- * @release: the kernel's release
- * @registered: the schedulers the queue lists already (they are not looked for)
- * @ret: names of those whose module exists, appended to (NULL-terminated; may stay NULL)
+ * @release: the kernel's release, NULL for none
+ * @ret: the schedulers' names (mq-deadline, kyber, bfq) whose module exists; NULL-terminated
+ *
+ * A scheduler whose module is loaded (or built in) is listed by each queue; one that is not is
+ * loaded by the kernel on the first write of its name.
  *
  * Return: 0 or -ENOMEM.
  */
-int host_loadable_schedulers(int root_fd, const char *release, char * const *registered, char ***ret);
+int host_scheduler_modules(int root_fd, const char *release, char ***ret);
 
 /**
  * host_udev_db_read() - udev's database entry of a block device

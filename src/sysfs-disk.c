@@ -54,6 +54,21 @@ static int load_tunables(Sysfs *s, Disk *d) {
 
 /* Settings */
 
+/* Schedulers the queue does not list but whose module exists: the kernel loads one on the
+ * first write of its name, so a policy may ask for it. */
+static int load_loadable_schedulers(Sysfs *s, Disk *d) {
+        char * const *modules;
+        int r;
+
+        r = sysfs_scheduler_modules(s, &modules);
+        if (r < 0)
+                return r;
+        for (char * const *m = modules; *m; m++)
+                if (!strv_contains(d->schedulers, *m) && strv_extend(&d->schedulers_loadable, *m) < 0)
+                        return -ENOMEM;
+        return 0;
+}
+
 /* The scheduler is always read: the guards depend on it. Its line also carries the list of
  * schedulers: parsed fully here. */
 static int load_scheduler(Sysfs *s, Disk *d) {
@@ -75,10 +90,9 @@ static int load_scheduler(Sysfs *s, Disk *d) {
                 if (r == -ENOMEM)
                         return r;
                 if (r >= 0) {
-                        /* Modules the kernel loads on the first write of their name. */
-                        if (host_loadable_schedulers(sysfs_root_fd(s), sysfs_kernel_release(s),
-                                                     d->schedulers, &d->schedulers_loadable) < 0)
-                                return -ENOMEM;
+                        r = load_loadable_schedulers(s, d);
+                        if (r < 0)
+                                return r;
                         d->schedulers_shared = scheduler_list_intern(&d->schedulers) > 0;
                 }
         }

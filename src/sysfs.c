@@ -34,6 +34,7 @@ struct Sysfs {
         int cgroup_err;         /* 0, or -ENOENT: no cgroup v2 hierarchy with the io controller */
         char *cgroup_root;      /* relative to the root: "sys/fs/cgroup" */
         int systemd_iocost;     /* -1 not checked yet; 0 or 1: 90-iocost.rules is active */
+        char **scheduler_modules;       /* NULL: not looked for yet */
 };
 
 int sysfs_new(const char *root, Sysfs **ret) {
@@ -66,6 +67,7 @@ Sysfs *sysfs_free(Sysfs *s) {
         free(s->root);
         free(s->release);
         free(s->cgroup_root);
+        strv_free(s->scheduler_modules);
         free(s);
         return NULL;
 }
@@ -314,6 +316,19 @@ const char *sysfs_kernel_release(Sysfs *s) {
         if (!s->release)
                 s->release = host_kernel_release(s->root_fd);
         return s->release;
+}
+
+int sysfs_scheduler_modules(Sysfs *s, char * const **ret) {
+        int r;
+
+        assert(s && ret);
+        if (!s->scheduler_modules) {
+                r = host_scheduler_modules(s->root_fd, sysfs_kernel_release(s), &s->scheduler_modules);
+                if (r < 0)
+                        return r;
+        }
+        *ret = s->scheduler_modules;
+        return 0;
 }
 
 static const char *iocost_file_name(AttrFile f) {

@@ -153,3 +153,11 @@ bool sysfs_systemd_iocost_active(Sysfs *s);
 
 /* host_kernel_release(), looked up once. May be NULL. */
 const char *sysfs_kernel_release(Sysfs *s);
+
+/**
+ * sysfs_scheduler_modules() - host_scheduler_modules() of the kernel's release, looked up once
+ * @ret: the list, owned by @s
+ *
+ * Return: 0 or -ENOMEM.
+ */
+int sysfs_scheduler_modules(Sysfs *s, char * const **ret);

@@ -111,6 +111,14 @@ static void check_loadable(const char *offered, const char *sched, const char *m
         assert_int_equal(action(&c, "scheduler")->type, ACTION_UNSUPPORTED);
         snprintf(path, sizeof(path), "lib/modules/%s/kernel/block/%s", u.release, module);
         assert_int_equal(fake_write(c.k, path, ""), 0);
+        /* Modules are looked for once a Sysfs (a run of the helper, a worker of the daemon). */
+        disk_free(c.d);
+        assert_int_equal(sysfs_load_disk(c.s, "sda", NULL, NULL, &c.d), 0);
+        fixture_plan_again(&c.x, c.d);
+        assert_int_equal(action(&c, "scheduler")->type, ACTION_UNSUPPORTED);
+        sysfs_free(c.s);
+        assert_int_equal(sysfs_new(c.k->root, &c.s), 0);
+        fake_kernel_attach(c.k, c.s);
         disk_free(c.d);
         assert_int_equal(sysfs_load_disk(c.s, "sda", NULL, NULL, &c.d), 0);
         fixture_plan_again(&c.x, c.d);
