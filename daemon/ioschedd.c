@@ -25,22 +25,21 @@ static struct {
         int log_level;
         bool no_monitor;
         int kernel_events;      /* -1: auto (not on a kernel where switches race), 0, 1 */
-} arg = { .root = "/", .config_root = "/", .runtime_dir = ENGINE_RUNTIME_DIR,
-          .workers = IOSCHEDD_WORKERS_DEFAULT,
+} arg = { .workers = IOSCHEDD_WORKERS_DEFAULT,
           .monitor_buffer = IOSCHEDD_MONITOR_BUFFER, .log_level = -1, .kernel_events = -1 };
+
+static char *arg_runtime_dir_buf;      /* ROOT/run/ioschedd, when --runtime-dir is not given */
+
+static void arg_free(void) {
+        free(arg_runtime_dir_buf);
+}
 
 static void help(void) {
         printf("%s [OPTIONS...]\n\n"
                "Keep every disk at its I/O policy and serve it on the system bus (org.iosched1).\n\n"
                "  -h --help                 Show this help\n"
                "     --version              Show the version\n"
-               "     --config=FILE          Read FILE alone: no /etc/iosched.conf, no drop-ins;\n"
-               "                            SetPolicy and ResetPolicy are refused\n"
-               "     --config-root=DIR      Read /etc/iosched.conf and the drop-in directories\n"
-               "                            below DIR, and save SetPolicy drop-ins there\n"
-               "     --root=DIR             Use DIR as the root for /sys and /run/udev\n"
-               "     --runtime-dir=DIR      Announce in DIR that ioschedd handles udev events,\n"
-               "                            so that the udev rule steps aside (default %s)\n"
+               CLI_HELP_PATHS
                "     --verify-interval=SEC  Read every disk again every SEC seconds and restore\n"
                "                            what drifted (0, the default: never)\n"
                "     --workers=N            At most N sysfs writes in flight (default %d)\n"
@@ -56,14 +55,15 @@ static void help(void) {
                "                            tests make it small to provoke lost events)\n\n"
                "The bus is the system bus, or $DBUS_SYSTEM_BUS_ADDRESS. Ready (sd_notify READY=1,\n"
                "and the name org.iosched1 taken) once every disk went through its first pass.\n"
-               "SIGHUP reloads the configuration, like the Reload method.\n",
-               program_invocation_short_name, ENGINE_RUNTIME_DIR, IOSCHEDD_WORKERS_DEFAULT);
+               "SIGHUP reloads the configuration, like the Reload method. SetPolicy saves its\n"
+               "drop-ins below the configuration's root; with --config it is refused, and so is\n"
+               "ResetPolicy.\n",
+               program_invocation_short_name, IOSCHEDD_WORKERS_DEFAULT);
 }
 
 static int parse_argv(int argc, char *argv[]) {
         enum {
-                ARG_CONFIG_ROOT = _CLI_ARG_FIRST,
-                ARG_VERIFY,
+                ARG_VERIFY = _CLI_ARG_FIRST,
                 ARG_WORKERS,
                 ARG_LOG_LEVEL,
                 ARG_NO_MONITOR,
@@ -74,7 +74,6 @@ static int parse_argv(int argc, char *argv[]) {
         static const struct option options[] = {
                 CLI_OPTIONS_COMMON,
                 CLI_OPTIONS_PATHS,
-                { "config-root", required_argument, NULL, ARG_CONFIG_ROOT },
                 { "verify-interval", required_argument, NULL, ARG_VERIFY },
                 { "workers", required_argument, NULL, ARG_WORKERS },
                 { "log-level", required_argument, NULL, ARG_LOG_LEVEL },
@@ -91,9 +90,6 @@ static int parse_argv(int argc, char *argv[]) {
                 switch (c) {
                 CLI_CASES_COMMON(help);
                 CLI_CASES_PATHS(arg);
-                case ARG_CONFIG_ROOT:
-                        arg.config_root = optarg;
-                        break;
                 case ARG_VERIFY:
                         if (cli_parse_range("--verify-interval", optarg, 0, 7 * 24 * 3600, "seconds",
                                             &v) < 0)
@@ -134,8 +130,9 @@ static int parse_argv(int argc, char *argv[]) {
                 }
         if (optind < argc)
                 return log_error_errno(EINVAL, "%s takes no arguments.", program_invocation_short_name);
-        if (arg.config && !streq(arg.config_root, "/"))
-                return log_error_errno(EINVAL, "--config and --config-root are mutually exclusive.");
+        if (cli_paths_finish(&arg.root, arg.config, &arg.config_root, &arg.runtime_dir,
+                             &arg_runtime_dir_buf) < 0)
+                return -EINVAL;
         return 1;
 }
 
@@ -201,6 +198,7 @@ int main(int argc, char *argv[]) {
         int r;
 
         log_set_prefix("ioschedd");
+        atexit(arg_free);
         r = parse_argv(argc, argv);
         if (r <= 0)
                 return r < 0 ? EXIT_USAGE : EXIT_SUCCESS;

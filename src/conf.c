@@ -12,11 +12,19 @@
 #include "log.h"
 #include "util.h"
 
+const char *const conf_main_files[] = {
+        "etc/iosched.conf",
+        "run/iosched.conf",
+        "usr/local/lib/iosched.conf",
+        "usr/lib/iosched.conf",
+        NULL,
+};
+
 const char *const conf_dropin_dirs[] = {
-        "/etc/iosched.d",
-        "/run/iosched.d",
-        "/usr/local/lib/iosched.d",
-        "/usr/lib/iosched.d",
+        "etc/iosched.d",
+        "run/iosched.d",
+        "usr/local/lib/iosched.d",
+        "usr/lib/iosched.d",
         NULL,
 };
 
@@ -239,14 +247,15 @@ int conf_parse_text(const char *text, size_t size, const char *filename, Policy 
         return 0;
 }
 
-int conf_load_file(const char *path, Policy *policy, char ***errors) {
+/* A file of the configuration: opened below @dirfd, shown (in errors and as provenance) as @shown. */
+static int load_file_at(int dirfd, const char *path, const char *shown, Policy *policy, char ***errors) {
         _cleanup_(freep) char *text = NULL;
         _cleanup_(closep) int fd = -1;
         struct stat st;
         size_t size;
         int r;
 
-        fd = open(path, O_RDONLY | O_CLOEXEC | O_NOCTTY);
+        fd = openat(dirfd, path, O_RDONLY | O_CLOEXEC | O_NOCTTY);
         if (fd < 0)
                 r = -errno;
         else if (fstat(fd, &st) < 0)
@@ -258,7 +267,7 @@ int conf_load_file(const char *path, Policy *policy, char ***errors) {
         if (r < 0) {
                 if (r == -ENOMEM)
                         return r;
-                _cleanup_(freep) char *msg = strdup_printf("%s:0: cannot read: %s", path,
+                _cleanup_(freep) char *msg = strdup_printf("%s:0: cannot read: %s", shown,
                                                            r == -EFBIG ? "file larger than 1 MiB" :
                                                            r == -EISDIR ? "not a regular file" :
                                                            strerror(-r));
@@ -268,10 +277,15 @@ int conf_load_file(const char *path, Policy *policy, char ***errors) {
                 return -EINVAL;
         }
 
-        r = strv_extend(&policy->files, path);
+        r = strv_extend(&policy->files, shown);
         if (r < 0)
                 return r;
-        return conf_parse_text(text, size, path, policy, errors);
+        return conf_parse_text(text, size, shown, policy, errors);
+}
+
+int conf_load_file(const char *path, Policy *policy, char ***errors) {
+        assert(path && policy && errors);
+        return load_file_at(AT_FDCWD, path, path, policy, errors);
 }
 
 static bool dropin_name_is_valid(const char *name) {
@@ -280,15 +294,22 @@ static bool dropin_name_is_valid(const char *name) {
         return name[0] != '.' && l > 5 && l < 256 && streq(name + l - 5, ".conf");
 }
 
-static bool is_masked(const char *path) {
-        char target[PATH_MAX];
+/* A link to /dev/null masks a file. */
+static bool is_masked(int root_fd, const char *path) {
+        char target[16];
         ssize_t k;
 
-        k = readlink(path, target, sizeof(target) - 1);
+        k = readlinkat(root_fd, path, target, sizeof(target) - 1);
         if (k < 0)
                 return false;
         target[k] = 0;
         return streq(target, "/dev/null");
+}
+
+/* Whether @path is there (or there but cannot be looked at: EACCES, ELOOP, ...): such a file
+ * is listed all the same, so that loading it says why, rather than its rules vanishing. */
+static bool is_there(int root_fd, const char *path) {
+        return faccessat(root_fd, path, F_OK, AT_SYMLINK_NOFOLLOW) >= 0 || errno != ENOENT;
 }
 
 #define N_DROPIN_DIRS (ELEMENTSOF(conf_dropin_dirs) - 1)
@@ -298,8 +319,28 @@ static void strv_array_free(char **(*a)[N_DROPIN_DIRS]) {
                 strv_free((*a)[i]);
 }
 
+/* Where a file below the root is, for people: the root as given, then the path. */
+static char *shown_path(const char *root, const char *path) {
+        return strdup_printf("%s/%s", streq(root, "/") ? "" : root, path);
+}
+
+_printf_(3, 4) static int push_error(char ***errors, const char *root, const char *fmt, ...) {
+        _cleanup_(freep) char *msg = NULL;
+        va_list ap;
+        int r;
+
+        if (!errors)
+                return 0;
+        va_start(ap, fmt);
+        r = vasprintf(&msg, fmt, ap);
+        va_end(ap);
+        if (r < 0)
+                return -ENOMEM;
+        return strv_push(errors, strdup_printf("%s%s", streq(root, "/") ? "" : root, msg));
+}
+
 /* The "*.conf" names in one drop-in directory; an absent directory has none. */
-static int dir_list_names(const char *path, char ***ret, char ***errors) {
+static int dir_list_names(int root_fd, const char *root, const char *path, char ***ret, char ***errors) {
         _cleanup_(strv_freep) char **names = calloc(1, sizeof(char *));
         _cleanup_(closedirp) DIR *dir = NULL;
         struct dirent *de;
@@ -307,12 +348,11 @@ static int dir_list_names(const char *path, char ***ret, char ***errors) {
 
         if (!names)
                 return -ENOMEM;
-        dir = opendir(path);
-        if (!dir) {
+        r = opendir_at(root_fd, path, &dir);
+        if (r < 0) {
                 /* Absent is fine; unreadable or not a directory loses rules: say so. */
-                if (errno != ENOENT && errors &&
-                    strv_push(errors, strdup_printf("%s:0: cannot read directory: %s", path,
-                                                    strerror(errno))) < 0)
+                if (r != -ENOENT && push_error(errors, root, "/%s:0: cannot read directory: %s", path,
+                                               strerror(-r)) < 0)
                         return -ENOMEM;
                 *ret = TAKE_PTR(names);
                 return 0;
@@ -321,9 +361,8 @@ static int dir_list_names(const char *path, char ***ret, char ***errors) {
                 errno = 0;
                 de = readdir(dir);
                 if (!de) {
-                        if (errno != 0 && errors &&
-                            strv_push(errors, strdup_printf("%s:0: cannot read directory: %s",
-                                                            path, strerror(errno))) < 0)
+                        if (errno != 0 && push_error(errors, root, "/%s:0: cannot read directory: %s", path,
+                                                     strerror(errno)) < 0)
                                 return -ENOMEM;
                         break;
                 }
@@ -331,8 +370,8 @@ static int dir_list_names(const char *path, char ***ret, char ***errors) {
                         continue;
                 if (!utf8_is_valid(de->d_name)) {
                         /* Its path would be provenance on the bus, which takes UTF-8 only. */
-                        if (errors && strv_push(errors, strdup_printf("%s:0: ignoring a drop-in whose "
-                                                                      "name is not valid UTF-8", path)) < 0)
+                        if (push_error(errors, root, "/%s:0: ignoring a drop-in whose name is not valid UTF-8",
+                                       path) < 0)
                                 return -ENOMEM;
                         continue;
                 }
@@ -344,94 +383,152 @@ static int dir_list_names(const char *path, char ***ret, char ***errors) {
         return 0;
 }
 
-/* @errors may be NULL: conf_files_list() only lists. */
-static int files_list(const char *root, const char *main_file, char ***ret, char ***errors) {
+/* The main file: the first of conf_main_files there, none when it is masked. */
+static int main_file(int root_fd, char ***files) {
+        for (size_t i = 0; conf_main_files[i]; i++) {
+                if (!is_there(root_fd, conf_main_files[i]))
+                        continue;
+                if (is_masked(root_fd, conf_main_files[i]))
+                        return 0;
+                return strv_extend(files, conf_main_files[i]);
+        }
+        return 0;
+}
+
+/* The drop-ins: every name of every directory, sorted; the first directory that has a name
+ * wins. The names are as listed (not probed: in a directory that can be listed but not
+ * searched, every probe fails alike). */
+static int dropins(int root_fd, const char *root, char ***files, char ***errors) {
         _cleanup_(strv_array_free) char **by_dir[N_DROPIN_DIRS] = {};
-        _cleanup_(strv_freep) char **names = NULL, **files = NULL;
-        char path[PATH_MAX];
+        _cleanup_(strv_freep) char **names = calloc(1, sizeof(char *));
         int r;
 
-        if (!root || streq(root, "/"))
-                root = "";
-
-        files = calloc(1, sizeof(char *));
-        names = calloc(1, sizeof(char *));
-        if (!files || !names)
+        if (!names)
                 return -ENOMEM;
-
-        /* A file that is there but cannot be looked at (EACCES, ELOOP, ...) is listed all the
-         * same: loading it reports why, rather than its rules vanishing without a word. */
-        snprintf(path, sizeof(path), "%s%s", root, main_file ?: CONF_MAIN_FILE);
-        if ((access(path, F_OK) >= 0 || errno != ENOENT) && !is_masked(path)) {
-                r = strv_extend(&files, path);
-                if (r < 0)
-                        return r;
-        }
-
-        /* The names of every directory, as listed (not probed: in a directory that can be
-         * listed but not searched, every probe fails alike). */
         for (size_t d = 0; d < N_DROPIN_DIRS; d++) {
-                snprintf(path, sizeof(path), "%s%s", root, conf_dropin_dirs[d]);
-                r = dir_list_names(path, &by_dir[d], errors);
+                r = dir_list_names(root_fd, root, conf_dropin_dirs[d], &by_dir[d], errors);
                 if (r < 0)
                         return r;
                 for (char **n = by_dir[d]; *n; n++)
-                        if (!strv_contains(names, *n)) {
-                                r = strv_extend(&names, *n);
-                                if (r < 0)
-                                        return r;
-                        }
+                        if (!strv_contains(names, *n) && strv_extend(&names, *n) < 0)
+                                return -ENOMEM;
         }
         strv_sort(names);
 
-        /* The first directory that has the name wins. */
         for (char **n = names; *n; n++)
                 for (size_t d = 0; d < N_DROPIN_DIRS; d++) {
+                        _cleanup_(freep) char *path = NULL;
+
                         if (!strv_contains(by_dir[d], *n))
                                 continue;
-                        snprintf(path, sizeof(path), "%s%s/%s", root, conf_dropin_dirs[d], *n);
-                        if (!is_masked(path)) {
-                                r = strv_extend(&files, path);
-                                if (r < 0)
-                                        return r;
-                        }
+                        path = strdup_printf("%s/%s", conf_dropin_dirs[d], *n);
+                        if (!path)
+                                return -ENOMEM;
+                        if (!is_masked(root_fd, path) && strv_push(files, TAKE_PTR(path)) < 0)
+                                return -ENOMEM;
                         break;
                 }
+        return 0;
+}
 
+/* The files of the configuration below @root_fd, relative to it. @errors may be NULL. */
+static int files_list(int root_fd, const char *root, char ***ret, char ***errors) {
+        _cleanup_(strv_freep) char **files = calloc(1, sizeof(char *));
+        int r;
+
+        if (!files)
+                return -ENOMEM;
+        r = main_file(root_fd, &files);
+        if (r >= 0)
+                r = dropins(root_fd, root, &files, errors);
+        if (r < 0)
+                return r;
         *ret = TAKE_PTR(files);
         return 0;
 }
 
-int conf_files_list(const char *root, const char *main_file, char ***ret) {
-        return files_list(root, main_file, ret, NULL);
+/* The root's directory, opened; -ENOENT: there is none (no configuration, no error). */
+static int open_root(const char *root, int *ret_fd) {
+        int fd = open(root, O_PATH | O_DIRECTORY | O_CLOEXEC);
+
+        if (fd < 0)
+                return -errno;
+        *ret_fd = fd;
+        return 0;
+}
+
+int conf_files_list(const char *root, char ***ret) {
+        _cleanup_(strv_freep) char **files = NULL, **shown = NULL;
+        _cleanup_(closep) int root_fd = -1;
+        int r;
+
+        assert(ret);
+        root = root ?: "/";
+        r = open_root(root, &root_fd);
+        if (r == -ENOENT)
+                return strv_split("", "", ret);
+        if (r < 0)
+                return r;
+        r = files_list(root_fd, root, &files, NULL);
+        if (r < 0)
+                return r;
+        shown = calloc(strv_length(files) + 1, sizeof(char *));
+        if (!shown)
+                return -ENOMEM;
+        for (size_t i = 0; files[i]; i++)
+                if (!(shown[i] = shown_path(root, files[i])))
+                        return -ENOMEM;
+        *ret = TAKE_PTR(shown);
+        return 0;
+}
+
+/* Every file below @root, each ignored whole when it has an error. */
+static int load_root(const char *root, Policy *policy, char ***errors) {
+        _cleanup_(strv_freep) char **files = NULL;
+        _cleanup_(closep) int root_fd = -1;
+        int r;
+
+        r = open_root(root, &root_fd);
+        if (r == -ENOENT)
+                return 0;
+        if (r < 0)
+                return strv_push(errors, strdup_printf("%s:0: cannot open: %s", root, strerror(-r)));
+        r = files_list(root_fd, root, &files, errors);
+        if (r < 0)
+                return r;
+        for (char **f = files; *f; f++) {
+                _cleanup_(freep) char *shown = shown_path(root, *f);
+
+                if (!shown)
+                        return -ENOMEM;
+                r = load_file_at(root_fd, *f, shown, policy, errors);
+                if (r == -ENOMEM)
+                        return r;
+                if (r < 0)
+                        log_debug("Ignoring %s: it has errors.", shown);
+        }
+        return 0;
 }
 
 int conf_load(const char *root, const char *single_file, Policy **ret_policy, char ***ret_errors) {
         _cleanup_(policy_freep) Policy *policy = NULL;
-        _cleanup_(strv_freep) char **files = NULL, **errors = NULL;
+        _cleanup_(strv_freep) char **errors = NULL;
         int r;
 
+        assert(ret_policy && ret_errors);
         policy = policy_new();
         errors = calloc(1, sizeof(char *));
         if (!policy || !errors)
                 return -ENOMEM;
 
         if (single_file) {
-                files = calloc(2, sizeof(char *));
-                if (!files || !(files[0] = strdup(single_file)))
-                        return -ENOMEM;
-        } else {
-                r = files_list(root, NULL, &files, &errors);
-                if (r < 0)
-                        return r;
-        }
-
-        for (char **f = files; *f; f++) {
-                r = conf_load_file(*f, policy, &errors);
+                r = conf_load_file(single_file, policy, &errors);
                 if (r == -ENOMEM)
                         return r;
+        } else {
+                r = load_root(root ?: "/", policy, &errors);
                 if (r < 0)
-                        log_debug("Ignoring %s: it has errors.", *f);
+                        return r;
         }
 
         *ret_policy = TAKE_PTR(policy);

@@ -3,26 +3,30 @@
 
 #include "policy.h"
 
-#define CONF_MAIN_FILE "/etc/iosched.conf"
 #define CONF_FILE_SIZE_MAX (1024 * 1024)
 #define CONF_RULES_MAX 4096
 #define CONF_ERRORS_MAX 20      /* errors reported per file; the file is ignored anyway */
 
-/* Drop-in directories, from the one that wins on equal file names to the one that loses. */
-extern const char *const conf_dropin_dirs[];
+/*
+ * Every path is below a root ("/", or a test's tree), opened through the root's directory fd;
+ * errors and provenance show it as ROOT/PATH. systemd's precedence: the main file is the first
+ * of conf_main_files (the administrator's /etc/iosched.conf replaces the vendor's
+ * /usr/lib/iosched.conf whole); then the drop-ins "*.conf" of conf_dropin_dirs, sorted by file
+ * name across the directories, the earlier directory winning on equal names. A link to
+ * /dev/null masks: a main file that is one leaves no main file; a drop-in, its name.
+ */
+extern const char *const conf_main_files[];     /* relative to the root, NULL-terminated */
+extern const char *const conf_dropin_dirs[];    /* likewise */
 
 /**
  * conf_files_list() - the files of the configuration, in the order they apply
- * @root: prefix for every path, "/" normally
- * @main_file: the main file (without @root); NULL for CONF_MAIN_FILE
- * @ret: full paths: the main file (when it exists), then the drop-ins "*.conf" of every
- *       directory sorted by file name; on equal names the earlier directory wins, and a
- *       winner that is a symlink to /dev/null masks the name. A file that exists but cannot
- *       be examined (permission denied) is listed: loading it reports the error.
+ * @root: the root, NULL for "/"
+ * @ret: ROOT/PATH of each: the main file (if any), then the drop-ins. A file that exists but
+ *       cannot be examined (permission denied) is listed: loading it reports the error.
  *
- * Return: 0 or -ENOMEM.
+ * Return: 0 or a negative errno (-ENOMEM, or of opening @root; none for an absent one).
  */
-int conf_files_list(const char *root, const char *main_file, char ***ret);
+int conf_files_list(const char *root, char ***ret);
 
 /**
  * conf_parse_text() - parse one file's text into rules
@@ -45,8 +49,8 @@ int conf_load_file(const char *path, Policy *policy, char ***errors);
 
 /**
  * conf_load() - load a whole configuration
- * @root: prefix for the default paths
- * @single_file: when set, read this file alone (no drop-ins); a path used as is
+ * @root: the root of its files, NULL for "/"; an absent root has no configuration
+ * @single_file: when set, read this file alone (no drop-ins); a path used as is, not below @root
  * @ret_policy: the rules of every file that had no error
  * @ret_errors: "FILE:LINE: message" for each problem; a file with an error is ignored whole.
  *              A drop-in directory that exists but cannot be read, or is no directory, is an

@@ -22,25 +22,30 @@ enum {
 
 static struct {
         bool dry_run, check_config, json, all, verbose, quiet;
-        const char *root, *config, *runtime_dir;
+        const char *root, *config, *config_root, *runtime_dir;
         char **disks;
-} arg = { .root = "/" };
+} arg;
+
+static char *arg_runtime_dir_buf;
+
+static void arg_free(void) {
+        free(arg_runtime_dir_buf);
+}
 
 static void help(void) {
         printf("%s [OPTIONS...] (--all | DISK...)\n\n"
                "Bring block devices to their I/O policy, writing only what differs.\n\n"
-               "  -h --help            Show this help\n"
-               "     --version         Show the version\n"
-               "  -a --all             Every disk (partitions are always left alone)\n"
-               "  -n --dry-run         Show what would be written; write nothing\n"
-               "     --check-config    Check the configuration and exit\n"
-               "     --json            Print JSON (one object per disk, one per line)\n"
-               "     --root=DIR        Use DIR as the root for /sys, /run/udev and /etc\n"
-               "     --config=FILE     Read FILE alone, not /etc/iosched.conf and drop-ins\n"
-               "     --runtime-dir=DIR Where a running ioschedd announces itself (default\n"
-               "                       ROOT/run/ioschedd): run by udev, step aside for it\n"
-               "  -v --verbose         Show the file:line of each value; log at debug level\n"
-               "  -q --quiet           Print nothing but errors\n\n"
+               "  -h --help                 Show this help\n"
+               "     --version              Show the version\n"
+               "  -a --all                  Every disk (partitions are always left alone)\n"
+               "  -n --dry-run              Show what would be written; write nothing\n"
+               "     --check-config         Check the configuration and exit\n"
+               "     --json                 Print JSON (one object per disk, one per line)\n"
+               "  -v --verbose              Show the file:line of each value; log at debug level\n"
+               "  -q --quiet                Print nothing but errors\n"
+               CLI_HELP_PATHS
+               "\nRun by udev for a disk's event while ioschedd announces itself in the runtime\n"
+               "directory, it steps aside: the daemon handles the event.\n\n"
                "Exit status: 0 every disk is at its policy or has none; 1 a write failed (or\n"
                "another failure: the root cannot be opened, out of memory); 2 a configuration\n"
                "file has errors (it was ignored); 3 no such disk or an invalid name; 64 usage\n"
@@ -101,6 +106,9 @@ static int parse_argv(int argc, char *argv[]) {
                 log_error("--all and disk names are mutually exclusive.");
                 return -EINVAL;
         }
+        if (cli_paths_finish(&arg.root, arg.config, &arg.config_root, &arg.runtime_dir,
+                             &arg_runtime_dir_buf) < 0)
+                return -EINVAL;
         return 1;
 }
 
@@ -118,18 +126,13 @@ static bool udev_event_is_for(const char *disk) {
 /* Run by udev for an event while ioschedd handles events: the daemon acts, we do not (one
  * engine per event, engine.h). By hand, or for --all, the helper always acts. */
 static bool daemon_handles_event(void) {
-        _cleanup_(freep) char *dir = NULL;
         pid_t pid;
 
         if (arg.all || strv_length(arg.disks) != 1 || !udev_event_is_for(arg.disks[0]))
                 return false;
-        dir = arg.runtime_dir ? strdup(arg.runtime_dir) :
-              strdup_printf("%s%s", streq(arg.root, "/") ? "" : arg.root, ENGINE_RUNTIME_DIR);
-        if (!dir)
-                return false;
-        pid = engine_daemon_pid(dir);
+        pid = engine_daemon_pid(arg.runtime_dir);
         if (pid < 0)
-                log_debug_errno(pid, "Cannot read %s/%s, acting: %m", dir, ENGINE_MARKER);
+                log_debug_errno(pid, "Cannot read %s/%s, acting: %m", arg.runtime_dir, ENGINE_MARKER);
         if (pid <= 0)
                 return false;
         log_debug("%s: ioschedd (pid %d) handles this event.", arg.disks[0], (int) pid);
@@ -272,6 +275,7 @@ int main(int argc, char *argv[]) {
                 arg.quiet = true;
         }
 
+        atexit(arg_free);
         r = parse_argv(argc, argv);
         if (r <= 0)
                 return r < 0 ? EXIT_USAGE : 0;
@@ -284,7 +288,7 @@ int main(int argc, char *argv[]) {
         if (daemon_handles_event())
                 return 0;
 
-        r = conf_load(arg.root, arg.config, &policy, &errors);
+        r = conf_load(arg.config_root, arg.config, &policy, &errors);
         if (r < 0) {
                 log_oom();
                 return EXIT_FAILURE;

@@ -350,7 +350,7 @@ TEST(precedence) {
         snprintf(link, sizeof(link), "%s/etc/iosched.d/60-dangling.conf", k->root);
         assert_int_equal(symlink("/nonexistent/file.conf", link), 0);
 
-        assert_int_equal(conf_files_list(k->root, NULL, &files), 0);
+        assert_int_equal(conf_files_list(k->root, &files), 0);
         assert_int_equal(strv_length(files), 7);
         snprintf(path, sizeof(path), "%s/etc/iosched.conf", k->root);
         assert_string_equal(files[0], path);
@@ -405,8 +405,55 @@ TEST(precedence) {
         snprintf(path, sizeof(path), "%s/etc/iosched.conf", k->root);
         assert_int_equal(unlink(path), 0);
         assert_int_equal(symlink("/dev/null", path), 0);
-        assert_int_equal(conf_files_list(k->root, NULL, &files), 0);
+        assert_int_equal(conf_files_list(k->root, &files), 0);
         assert_int_equal(strv_length(files), 6);
+        fake_kernel_free(k);
+}
+
+/* The vendor's policy is /usr/lib/iosched.conf; the administrator's /etc/iosched.conf replaces
+ * it whole, a link to /dev/null there leaves none, and drop-ins apply after either. */
+TEST(vendor_main_file) {
+        FakeKernel *k = fake_kernel_new();
+        _cleanup_(strv_freep) char **files = NULL, **errors = NULL;
+        _cleanup_(policy_freep) Policy *p = NULL;
+        char path[512];
+
+        assert_non_null(k);
+        put(k, "usr/lib/iosched.conf", "[rule vendor]\nmatch.name = x\nnr_requests = 2\n");
+        put(k, "usr/lib/iosched.d/10-more.conf", "[rule more]\nmatch.name = x\n");
+        assert_int_equal(conf_files_list(k->root, &files), 0);
+        assert_int_equal(strv_length(files), 2);
+        snprintf(path, sizeof(path), "%s/usr/lib/iosched.conf", k->root);
+        assert_string_equal(files[0], path);
+        assert_int_equal(conf_load(k->root, NULL, &p, &errors), 0);
+        assert_int_equal(p->n_rules, 2);
+        assert_string_equal(p->rules[0]->name, "vendor");
+        assert_string_equal(p->rules[0]->file, path);     /* provenance: ROOT/PATH */
+        policy_free(TAKE_PTR(p));
+        strv_free(TAKE_PTR(errors));
+        files = strv_free(files);
+
+        /* /run's comes before /usr/lib's, /etc's before both */
+        put(k, "run/iosched.conf", "[rule runtime]\nmatch.name = x\n");
+        assert_int_equal(conf_files_list(k->root, &files), 0);
+        assert_non_null(strstr(files[0], "/run/iosched.conf"));
+        files = strv_free(files);
+        put(k, "etc/iosched.conf", "[rule admin]\nmatch.name = x\n");
+        assert_int_equal(conf_load(k->root, NULL, &p, &errors), 0);
+        assert_int_equal(p->n_rules, 2);
+        assert_string_equal(p->rules[0]->name, "admin");
+        assert_string_equal(p->rules[1]->name, "more");
+        policy_free(TAKE_PTR(p));
+        strv_free(TAKE_PTR(errors));
+
+        /* masked in /etc: no main file at all, the drop-ins still apply */
+        snprintf(path, sizeof(path), "%s/etc/iosched.conf", k->root);
+        assert_int_equal(unlink(path), 0);
+        assert_int_equal(symlink("/dev/null", path), 0);
+        assert_int_equal(conf_load(k->root, NULL, &p, &errors), 0);
+        assert_int_equal(p->n_rules, 1);
+        assert_string_equal(p->rules[0]->name, "more");
+        assert_true(strv_isempty(errors));
         fake_kernel_free(k);
 }
 
