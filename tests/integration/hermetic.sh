@@ -2,8 +2,8 @@
 # SPDX-License-Identifier: LGPL-2.1-or-later
 # An installed iosched neither acts on the suites' devices nor is changed by them.
 #  1. If iosched is installed here (its rule in /usr/lib, /lib or /etc/udev/rules.d, e.g. by
-#     tools/setup, with /etc/iosched.conf), udev-rule, daemon-hotplug and daemon-storm pass with
-#     it in place, and every installed file (rule, /etc/iosched.conf, drop-ins) is byte-identical
+#     tools/setup, with its main file), udev-rule, daemon-hotplug and daemon-storm pass with
+#     it in place, and every installed file (rule, main files, drop-ins) is byte-identical
 #     afterwards.
 #  2. Always: a stand-in for an installed rule, the shipped rule at the place that wins over
 #     every other (/etc/udev/rules.d/60-iosched.rules), its RUN only logging the disk it would
@@ -30,7 +30,8 @@ installed_files() {
         local f
         for f in /etc/udev/rules.d/60-iosched.rules /run/udev/rules.d/60-iosched.rules \
                  /usr/lib/udev/rules.d/60-iosched.rules /lib/udev/rules.d/60-iosched.rules \
-                 /etc/iosched.conf /etc/iosched.d/*.conf /run/iosched.d/*.conf \
+                 /etc/iosched.conf /run/iosched.conf /usr/local/lib/iosched.conf /usr/lib/iosched.conf \
+                 /etc/iosched.d/*.conf /run/iosched.d/*.conf \
                  /usr/lib/iosched.d/*.conf /usr/local/lib/iosched.d/*.conf; do
                 if [ -e "$f" ]; then realpath -e "$f"; fi
         done | sort -u

@@ -151,7 +151,7 @@ check_policy_at_boot() {
 			line=$(printf '%s\n' "$journal" | grep "^$name: scheduler .* -> " | head -n1)
 			echo "    journal: $line"
 			case "$line" in
-			"$name: scheduler ${before[$serial]} -> $want (rule "*", /etc/iosched.conf:"*")") ;;
+			"$name: scheduler ${before[$serial]} -> $want (rule "*", /usr/lib/iosched.conf:"*")") ;;
 			*) bad "$serial ($name): journal line does not say old -> new, rule and file:line" ;;
 			esac
 			# The file:line it names is the rule's scheduler line.
