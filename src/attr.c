@@ -114,6 +114,8 @@ const AttrInfo *attr_get(AttrId id) {
 }
 
 const AttrInfo *attr_from_token(AttrFile file, const char *token) {
+        assert(token);
+
         for (size_t i = 0; i < ELEMENTSOF(attr_table); i++)
                 if (attr_table[i].file == file && attr_table[i].token && streq(attr_table[i].token, token))
                         return &attr_table[i];
@@ -121,6 +123,8 @@ const AttrInfo *attr_from_token(AttrFile file, const char *token) {
 }
 
 const AttrInfo *attr_from_key(const char *key) {
+        assert(key);
+
         for (size_t i = 0; i < ELEMENTSOF(attr_table); i++)
                 if (i != ATTR_IOSCHED && streq(attr_table[i].key, key))
                         return &attr_table[i];
@@ -139,6 +143,8 @@ bool tunable_is_known(const char *name) {
 }
 
 bool tunable_belongs_to(const char *scheduler, const char *tunable) {
+        assert(tunable);
+
         if (!scheduler)
                 return false;
         scheduler = scheduler_canonical(scheduler);
@@ -161,6 +167,7 @@ int64_t tunable_kernel_value(const char *tunable, int64_t value, unsigned hz) {
         bool jiffies = false;
         int64_t j;
 
+        assert(tunable);
         for (size_t i = 0; i < ELEMENTSOF(tunable_table); i++)
                 if (streq(tunable_table[i].name, tunable))
                         jiffies = tunable_table[i].jiffies;
@@ -177,6 +184,7 @@ int setting_key_parse(const char *key, const AttrInfo **ret_attr, char **ret_tun
         const AttrInfo *a;
         const char *t;
 
+        assert(key && ret_attr && ret_tunable);
         t = startswith(key, IOSCHED_KEY_PREFIX);
         if (t) {
                 char *c;
@@ -203,6 +211,7 @@ int setting_keys(char ***ret) {
         _cleanup_(strv_freep) char **keys = calloc(1, sizeof(char *));
         const char *t;
 
+        assert(ret);
         if (!keys)
                 return -ENOMEM;
         for (AttrId id = 0; id < _ATTR_MAX; id++)
@@ -233,6 +242,8 @@ void value_done(Value *v) {
 }
 
 bool value_equal(const AttrInfo *a, const Value *x, const Value *y) {
+        assert(a && x && y);
+
         if (a->kind != ATTR_KIND_SCHEDULER && a->kind != ATTR_KIND_NAME)
                 return x->num == y->num;
         if (strv_length(x->list) != strv_length(y->list))
@@ -248,6 +259,7 @@ int percent_parse(const char *text, int64_t *ret) {
         size_t nw = 0, nf = 0;
         const char *p = text;
 
+        assert(text && ret);
         /* cgroup_parse_float(s, 2): "95", "95.", "95.5", "95.555" (rounded to the closest
          * hundredth, as DIV_ROUND_CLOSEST_ULL does). Stricter than the kernel's sscanf(): no
          * sign, no blanks, nothing after the digits. */
@@ -339,6 +351,7 @@ int value_parse(const AttrInfo *a, const char *text, Value *ret, const char **re
         int64_t v;
         int r;
 
+        assert(a && ret);
         if (!ret_error)
                 ret_error = &dummy;
         *ret_error = NULL;
@@ -418,6 +431,7 @@ char *value_to_string(const AttrInfo *a, const Value *v) {
         char buf[32];
 
         assert(a && v);
+        assert(a && v);
         if (a->kind == ATTR_KIND_SCHEDULER || a->kind == ATTR_KIND_NAME)
                 return strv_join(v->list, " ");
         return value_format(a, v->num, buf, sizeof(buf)) < 0 ? NULL : strdup(buf);
@@ -436,6 +450,7 @@ int value_format(const AttrInfo *a, int64_t num, char *buf, size_t size) {
 int value_sysfs_string(const AttrInfo *a, int64_t num, char *buf, size_t size) {
         int n;
 
+        assert(a && buf);
         switch (a->kind) {
         case ATTR_KIND_SCHEDULER:
         case ATTR_KIND_NAME:

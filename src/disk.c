@@ -47,6 +47,7 @@ Transport transport_classify(const char *name, const char *devpath, const char *
                 { "dm-", TRANSPORT_DM },
         };
 
+        assert(name);
         for (size_t i = 0; i < ELEMENTSOF(by_name); i++) {
                 const char *p = startswith(name, by_name[i].prefix);
 
@@ -120,6 +121,7 @@ int scheduler_parse(const char *text, char **ret_current, char ***ret_available)
         _cleanup_(freep) char *current = NULL;
         int r;
 
+        assert(text && ret_current && ret_available);
         r = strv_split(text, " \t\n", &words);
         if (r < 0)
                 return r;
@@ -172,6 +174,7 @@ void attr_state_done(AttrState *st) {
 void attr_state_parse_number(AttrState *st) {
         int64_t v;
 
+        assert(st);
         if (st->err < 0)
                 return;
         if (safe_atoi64(st->raw, INT64_MIN, INT64_MAX, &v) < 0) {
@@ -182,6 +185,8 @@ void attr_state_parse_number(AttrState *st) {
 }
 
 int attr_state_parse(const AttrInfo *a, AttrState *st) {
+        assert(a && st);
+
         if (st->err < 0)
                 return st->err;
         value_done(&st->value);
@@ -237,6 +242,7 @@ size_t disk_attr_slot_checked(AttrId id) {
 Disk *disk_new(const char *name) {
         Disk *d = calloc(1, sizeof(Disk));
 
+        assert(name);
         if (!d)
                 return NULL;
         d->name = strdup(name);
@@ -284,6 +290,8 @@ Disk *disk_free(Disk *d) {
 }
 
 const Tunable *disk_get_tunable(const Disk *d, const char *name) {
+        assert(d && name);
+
         for (size_t i = 0; i < d->n_tunables; i++)
                 if (streq(d->tunables[i].name, name))
                         return &d->tunables[i];
@@ -291,10 +299,14 @@ const Tunable *disk_get_tunable(const Disk *d, const char *name) {
 }
 
 bool disk_scheduler_is_offered(const Disk *d, const char *name) {
+        assert(d && name);
+
         return strv_contains(d->schedulers, name) || strv_contains(d->schedulers_loadable, name);
 }
 
 int64_t wbt_default_usec(const Disk *d) {
+        assert(d);
+
         return d->rotational == 1 ? 75000 : 2000;
 }
 

@@ -1,4 +1,5 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
+#include <assert.h>
 #include <stdio.h>
 
 #include "iocost.h"
@@ -51,6 +52,7 @@ static int parse_field(const AttrInfo *a, const char *v, int64_t *ret) {
 char *iocost_format(AttrFile file, const int64_t num[_ATTR_MAX]) {
         _cleanup_(freep) char *out = NULL;
 
+        assert(num);
         /* ioc_qos_prfill() and ioc_cost_model_prfill(), without the device */
         for (AttrId id = 0; id < _ATTR_MAX; id++) {
                 const AttrInfo *a = attr_get(id);
@@ -78,6 +80,7 @@ int iocost_parse_line(AttrFile file, const char *line, char **ret_devnum, Iocost
         bool model_seen = false;
         int r;
 
+        assert(line && ret);
         if (file != ATTR_FILE_IOCOST_QOS && file != ATTR_FILE_IOCOST_MODEL)
                 return -EINVAL;
         r = strv_split(line, " \t\n", &words);
@@ -140,6 +143,7 @@ int iocost_parse_line(AttrFile file, const char *line, char **ret_devnum, Iocost
 int iocost_find(AttrFile file, const char *text, const char *devnum, IocostState *ret) {
         size_t l = strlen(devnum);
 
+        assert(devnum && ret);
         iocost_state_done(ret);
         for (const char *p = text; p && *p;) {
                 const char *nl = strchr(p, '\n');
@@ -187,6 +191,7 @@ int mountinfo_cgroup2_mounts(const char *text, char ***ret) {
         _cleanup_(strv_freep) char **lines = NULL, **mounts = NULL;
         int r;
 
+        assert(text && ret);
         r = strv_split(text, "\n", &lines);
         if (r < 0)
                 return r;
@@ -221,6 +226,7 @@ int mountinfo_cgroup2_mounts(const char *text, char ***ret) {
 bool cgroup_controllers_have_io(const char *text) {
         _cleanup_(strv_freep) char **words = NULL;
 
+        assert(text);
         if (strv_split(text, " \t\n", &words) < 0)
                 return false;
         return strv_contains(words, "io");
@@ -253,6 +259,7 @@ int iocost_solution_pick(const UdevProps *props, const char *want, char **ret_na
         _cleanup_(freep) char *name = NULL, *qk = NULL, *mk = NULL;
         const char *qos, *model;
 
+        assert(want && ret_name && ret_qos && ret_model);
         if (streq(want, "hwdb")) {
                 _cleanup_(strv_freep) char **list = NULL;
                 const char *v = props ? props->iocost_solutions : NULL;

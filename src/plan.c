@@ -81,6 +81,8 @@ Plan *plan_free(Plan *p) {
 }
 
 int action_set_reasonv(Action *a, const char *fmt, va_list ap) {
+        assert(a && fmt);
+
         a->reason = mfree(a->reason);
         if (vasprintf(&a->reason, fmt, ap) < 0) {
                 a->reason = NULL;

@@ -56,6 +56,7 @@ int match_parse(MatchField field, const char *text, Match *ret, const char **ret
         Match m = { .field = field, .boolean = -1 };
         int r;
 
+        assert(text && ret);
         if (!ret_error)
                 ret_error = &dummy;
         *ret_error = NULL;
@@ -152,6 +153,7 @@ static bool glob_any(char * const *patterns, const char *a, const char *b) {
 bool match_test(const Match *m, const Disk *d) {
         bool result = false;
 
+        assert(m && d);
         switch (m->field) {
         case MATCH_NAME:
                 result = glob_any(m->patterns, d->name, NULL);
@@ -196,6 +198,8 @@ bool match_test(const Match *m, const Disk *d) {
 }
 
 bool rule_matches(const Rule *r, const Disk *d) {
+        assert(r && d);
+
         if (r->n_matches == 0)
                 return false;   /* the config loader refuses such rules; never match all */
         for (size_t i = 0; i < r->n_matches; i++)
@@ -207,6 +211,7 @@ bool rule_matches(const Rule *r, const Disk *d) {
 Rule *rule_new(const char *name, const char *file, unsigned line) {
         _cleanup_(rule_freep) Rule *r = calloc(1, sizeof(Rule));
 
+        assert(name && file);
         if (!r)
                 return NULL;
         r->name = strdup(name);
@@ -244,6 +249,7 @@ int rule_add_match(Rule *r, const char *key, const char *value, unsigned line,
         Match m, *a;
         int field, k;
 
+        assert(r && key && value);
         if (!f)
                 return -ENOENT;
         field = match_field_from_string(f);
@@ -274,6 +280,7 @@ int rule_add_setting(Rule *r, const char *key, const char *value, unsigned line,
         Setting *s;
         int q;
 
+        assert(r && key && value);
         q = setting_key_parse(key, &a, &tunable);
         if (q < 0)
                 return q;
@@ -351,6 +358,7 @@ Policy *policy_free(Policy *p) {
 int policy_add_rule(Policy *p, Rule *r) {
         Rule **a = realloc(p->rules, sizeof(Rule *) * (p->n_rules + 1));
 
+        assert(p && r);
         if (!a) {
                 rule_free(r);
                 return -ENOMEM;
@@ -373,6 +381,8 @@ Resolved *resolved_free(Resolved *r) {
 }
 
 const ResolvedSetting *resolved_find(const Resolved *r, AttrId id, const char *tunable) {
+        assert(r);
+
         for (size_t i = 0; i < r->n_settings; i++) {
                 const Setting *s = r->settings[i].setting;
 
@@ -514,6 +524,7 @@ static int resolve_solution(Resolved *res, const Disk *d) {
 int policy_resolve(const Policy *p, const Disk *d, Resolved **ret) {
         _cleanup_(resolved_freep) Resolved *res = NULL;
 
+        assert(p && d && ret);
         res = calloc(1, sizeof(Resolved));
         if (!res)
                 return -ENOMEM;
@@ -556,6 +567,7 @@ int policy_resolve(const Policy *p, const Disk *d, Resolved **ret) {
 void policy_disk_load(const Policy *p, DiskLoad *ret) {
         DiskLoad l = {};
 
+        assert(p && ret);
         for (size_t i = 0; i < p->n_rules; i++) {
                 const Rule *r = p->rules[i];
 
@@ -619,6 +631,8 @@ bool resolved_equal(const Resolved *a, const Resolved *b) {
 }
 
 bool policy_needs_udev(const Policy *p) {
+        assert(p);
+
         for (size_t i = 0; i < p->n_rules; i++)
                 for (size_t j = 0; j < p->rules[i]->n_matches; j++)
                         switch (p->rules[i]->matches[j].field) {

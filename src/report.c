@@ -44,6 +44,8 @@ void report_summary_add(ReportSummary *total, const ReportSummary *one) {
 }
 
 void report_log(const char *name, const Plan *report) {
+        assert(name && report);
+
         for (size_t i = 0; i < report->n_actions; i++) {
                 const Action *a = &report->actions[i];
 
@@ -59,6 +61,8 @@ void report_log(const char *name, const Plan *report) {
 }
 
 void report_print_text(FILE *f, const Disk *d, const Plan *report, bool verbose) {
+        assert(f && report);
+
         if (d)
                 fprintf(f, "%s (%s%s, scheduler %s)\n", report->disk,
                         transport_to_string(d->transport),
@@ -134,6 +138,8 @@ void report_log_notes(const char *name, unsigned notes, unsigned *told, int na_l
 }
 
 bool report_iocost_two_writers(const Disk *d, const Plan *report) {
+        assert(report);
+
         if (!d || !d->iocost_other_writer)
                 return false;
         for (size_t i = 0; i < report->n_actions; i++) {
@@ -146,6 +152,8 @@ bool report_iocost_two_writers(const Disk *d, const Plan *report) {
 }
 
 void report_print_json(FILE *f, const Disk *d, const Plan *report, const char *note) {
+        assert(f && report);
+
         fputs("{\"disk\":", f);
         json_string(f, report->disk);
         if (d) {

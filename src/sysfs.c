@@ -177,6 +177,7 @@ int sysfs_read_disk_number(Sysfs *s, const char *disk, const char *rel, int64_t 
         _cleanup_(freep) char *text = NULL;
         int r;
 
+        assert(s && ret);
         r = sysfs_read_disk_text(s, disk, rel, &text);
         if (r < 0)
                 return r;

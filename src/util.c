@@ -30,9 +30,11 @@ size_t strv_length(char * const *l) {
 }
 
 int strv_push(char ***l, char *value) {
-        size_t n = strv_length(*l);
+        size_t n;
         char **c;
 
+        assert(l);
+        n = strv_length(*l);
         if (!value)
                 return -ENOMEM;
         c = realloc(*l, sizeof(char *) * (n + 2));
@@ -47,6 +49,8 @@ int strv_push(char ***l, char *value) {
 }
 
 int strv_extend(char ***l, const char *value) {
+        assert(l);
+
         return strv_push(l, strdup(value));
 }
 
@@ -101,6 +105,7 @@ int strv_split(const char *s, const char *sep, char ***ret) {
         _cleanup_(strv_freep) char **l = NULL;
         const char *p = s;
 
+        assert(s && sep && ret);
         l = calloc(1, sizeof(char *));
         if (!l)
                 return -ENOMEM;
@@ -145,6 +150,7 @@ int safe_atoi64(const char *s, int64_t min, int64_t max, int64_t *ret) {
         char *end = NULL;
         long long v;
 
+        assert(ret);
         if (!s || !*s || isspace((unsigned char) *s))
                 return -EINVAL;
         errno = 0;
@@ -175,6 +181,7 @@ int parse_boolean(const char *s) {
 char *strstrip(char *s) {
         char *e;
 
+        assert(s);
         while (isspace((unsigned char) *s))
                 s++;
         e = s + strlen(s);
@@ -205,6 +212,7 @@ char *strdup_printf(const char *fmt, ...) {
         char *s;
         int r;
 
+        assert(fmt);
         va_start(ap, fmt);
         r = vasprintf(&s, fmt, ap);
         va_end(ap);
@@ -214,6 +222,7 @@ char *strdup_printf(const char *fmt, ...) {
 int free_and_strdup(char **p, const char *s) {
         char *c = NULL;
 
+        assert(p);
         if (s) {
                 c = strdup(s);
                 if (!c)
@@ -227,6 +236,7 @@ int free_and_strdup(char **p, const char *s) {
 bool string_is_printable(const char *s, size_t max) {
         size_t n = 0;
 
+        assert(s);
         while (*s) {
                 size_t k;
 
@@ -248,6 +258,7 @@ size_t utf8_char_len(const char *s) {
         size_t n;
         uint32_t c;
 
+        assert(s);
         if (p[0] < 0x80)
                 return 1;
         if (p[0] >= 0xc2 && p[0] <= 0xdf)
@@ -271,6 +282,8 @@ size_t utf8_char_len(const char *s) {
 }
 
 bool utf8_is_valid(const char *s) {
+        assert(s);
+
         for (size_t n; *s; s += n) {
                 n = utf8_char_len(s);
                 if (n == 0)
@@ -283,6 +296,7 @@ char *escape_for_log(const char *s, size_t max) {
         size_t len = strlen(s), shown = 0;
         char *buf, *o;
 
+        assert(s);
         /* at most 4 output bytes per input byte, "..." and the NUL */
         buf = malloc((len < max ? len : max) * 4 + 8);
         if (!buf)
@@ -322,6 +336,7 @@ int read_fd_bounded(int fd, size_t max, char **ret, size_t *ret_size) {
         _cleanup_(freep) char *buf = NULL;
         size_t n = 0, alloc = 0;
 
+        assert(ret);
         for (;;) {
                 ssize_t k;
 
@@ -407,6 +422,7 @@ int opendir_at(int dirfd, const char *path, DIR **ret) {
 int read_file_bounded(int dirfd, const char *path, size_t max, char **ret, size_t *ret_size) {
         _cleanup_(closep) int fd = -1;
 
+        assert(path && ret);
         fd = openat(dirfd, path, O_RDONLY | O_CLOEXEC | O_NOCTTY);
         if (fd < 0)
                 return -errno;
@@ -418,6 +434,7 @@ int kernel_release_parse(const char *release, unsigned *ret_major, unsigned *ret
         unsigned major, minor, patch = 0;
         int n = 0;
 
+        assert(ret_major && ret_minor && ret_patch);
         if (!release || sscanf(release, "%u.%u%n", &major, &minor, &n) != 2)
                 return -EINVAL;
         if (release[n] == '.' && sscanf(release + n, ".%u", &patch) != 1)
