@@ -63,7 +63,8 @@ static void read_disk(int root, const char *name) {
         int dfd;
 
         snprintf(path, sizeof(path), "sys/class/block/%s", name);
-        (void) readlinkat(root, path, link, sizeof(link));
+        if (readlinkat(root, path, link, sizeof(link)) < 0)
+                return;
         dfd = openat(root, path, O_PATH | O_DIRECTORY | O_CLOEXEC);
         if (dfd < 0)
                 return;
