@@ -50,6 +50,24 @@ void match_done(Match *m) {
         m->patterns = strv_free(m->patterns);
 }
 
+/* Why one alternative of a match value cannot be taken, NULL when it can. */
+static const char *pattern_error(MatchField field, const char *p) {
+        switch (field) {
+        case MATCH_TRANSPORT:
+                return transport_from_string(p) < 0 ? "unknown transport (nvme, ata, scsi, usb, virtio, xen, "
+                                                      "mmc, loop, zram, nbd, ublk, rbd, null_blk, pmem, md, dm, other)"
+                                                    : NULL;
+        case MATCH_ZONED:
+                return zoned_from_string(p) < 0 ? "unknown zoned model (none, host-aware, host-managed)" : NULL;
+        case MATCH_QUEUES:
+                return !streq(p, "single") && !streq(p, "multi") ? "queues must be \"single\" or \"multi\"" : NULL;
+        default:
+                return !glob_is_valid(p) ? "invalid glob (unterminated [...], trailing \\, control characters "
+                                           "or longer than 256)"
+                                         : NULL;
+        }
+}
+
 int match_parse(MatchField field, const char *text, Match *ret, const char **ret_error) {
         _cleanup_(strv_freep) char **patterns = NULL;
         const char *dummy;
@@ -98,34 +116,9 @@ int match_parse(MatchField field, const char *text, Match *ret, const char **ret
                 return -EINVAL;
         }
         for (char **p = patterns; *p; p++) {
-                strstrip_inplace(*p);
-                switch (field) {
-                case MATCH_TRANSPORT:
-                        if (transport_from_string(*p) < 0) {
-                                *ret_error = "unknown transport (nvme, ata, scsi, usb, virtio, xen, "
-                                             "mmc, loop, zram, nbd, ublk, rbd, null_blk, pmem, md, dm, other)";
-                                return -EINVAL;
-                        }
-                        break;
-                case MATCH_ZONED:
-                        if (zoned_from_string(*p) < 0) {
-                                *ret_error = "unknown zoned model (none, host-aware, host-managed)";
-                                return -EINVAL;
-                        }
-                        break;
-                case MATCH_QUEUES:
-                        if (!streq(*p, "single") && !streq(*p, "multi")) {
-                                *ret_error = "queues must be \"single\" or \"multi\"";
-                                return -EINVAL;
-                        }
-                        break;
-                default:
-                        if (!glob_is_valid(*p)) {
-                                *ret_error = "invalid glob (unterminated [...], trailing \\, "
-                                             "control characters or longer than 256)";
-                                return -EINVAL;
-                        }
-                }
+                *ret_error = pattern_error(field, strstrip_inplace(*p));
+                if (*ret_error)
+                        return -EINVAL;
         }
         m.patterns = TAKE_PTR(patterns);
         *ret = m;
