@@ -307,9 +307,10 @@ static bool is_masked(int root_fd, const char *path) {
 }
 
 /* Whether @path is there (or there but cannot be looked at: EACCES, ELOOP, ...): such a file
- * is listed all the same, so that loading it says why, rather than its rules vanishing. */
+ * is listed all the same, so that loading it says why, rather than its rules vanishing. A link
+ * to nothing is no main file (a staged root may link each main file to the real one). */
 static bool is_there(int root_fd, const char *path) {
-        return faccessat(root_fd, path, F_OK, AT_SYMLINK_NOFOLLOW) >= 0 || errno != ENOENT;
+        return faccessat(root_fd, path, F_OK, 0) >= 0 || errno != ENOENT;
 }
 
 #define N_DROPIN_DIRS (ELEMENTSOF(conf_dropin_dirs) - 1)

@@ -97,7 +97,8 @@ def stage_root(directory, files, absent):
     stage = tempfile.mkdtemp(prefix="iosched-policy.")
     for d in ("etc", "run", "usr/local/lib", "usr/lib"):
         os.makedirs(os.path.join(stage, d))
-    for link in ("sys", "proc", "run/udev", "etc/iosched.conf"):
+    for link in ("sys", "proc", "run/udev", "etc/iosched.conf", "run/iosched.conf",
+                 "usr/local/lib/iosched.conf", "usr/lib/iosched.conf"):
         os.symlink("/" + link, os.path.join(stage, link))
     for d in DROPIN_DIRS:
         real = "/" + d
