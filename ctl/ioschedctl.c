@@ -15,6 +15,7 @@
 #include "iocost.h"
 #include "json.h"
 #include "log.h"
+#include "metrics.h"
 #include "util.h"
 
 static struct {
@@ -38,6 +39,7 @@ typedef struct DiskInfo {
         char **rules;
         Desired *desired;
         size_t n_desired;
+        char **mismatched;              /* keys of desired not at their value */
 } DiskInfo;
 
 /* The string properties shown, and where they go. */
@@ -61,6 +63,7 @@ static void disk_info_done(DiskInfo *d) {
                         free(*string_field(d, p));
         strv_free(d->current);
         strv_free(d->rules);
+        strv_free(d->mismatched);
         for (size_t i = 0; i < d->n_desired; i++) {
                 free(d->desired[i].key);
                 free(d->desired[i].value);
@@ -189,6 +192,8 @@ static int read_disk_prop(sd_bus_message *m, const char *name, const char *conte
                 return read_rules(m, d);
         case BUS_DISK_DESIRED:
                 return read_desired(m, d);
+        case BUS_DISK_MISMATCHED:
+                return sd_bus_message_read_strv(m, &d->mismatched);
         default:
                 return sd_bus_message_skip(m, contents);
         }
@@ -638,6 +643,127 @@ static int verb_set(sd_bus *bus, char **args) {
         return call_wait(bus, m);
 }
 
+/* The manager's part of the metrics: its properties (GetAll). */
+static int get_manager_metrics(sd_bus *bus, Metrics *ret, char **ret_version) {
+        _cleanup_(sd_bus_message_unrefp) sd_bus_message *reply = NULL;
+        _cleanup_(sd_bus_error_free) sd_bus_error error = SD_BUS_ERROR_NULL;
+        Metrics m = {};
+        char *version = NULL;
+        int r;
+
+        r = sd_bus_call_method(bus, BUS_SERVICE, BUS_MANAGER_PATH, "org.freedesktop.DBus.Properties", "GetAll",
+                               &error, &reply, "s", BUS_MANAGER_INTERFACE);
+        if (r < 0)
+                return error_of(&error, r);
+        r = sd_bus_message_enter_container(reply, 'a', "{sv}");
+        while (r >= 0 && (r = sd_bus_message_enter_container(reply, 'e', "sv")) > 0) {
+                const char *name, *contents;
+                _cleanup_(strv_freep) char **errors = NULL;
+                uint32_t pending;
+                char type;
+                int p;
+
+                r = sd_bus_message_read_basic(reply, 's', &name);
+                if (r >= 0)
+                        r = sd_bus_message_peek_type(reply, &type, &contents);
+                if (r >= 0)
+                        r = sd_bus_message_enter_container(reply, 'v', contents);
+                if (r < 0)
+                        break;
+                p = bus_property_from_name(BUS_OBJECT_MANAGER, name);
+                if (p >= 0 && !streq(contents, bus_property(p)->signature))
+                        p = -1;
+                switch (p) {
+                case BUS_MANAGER_VERSION:
+                        r = read_string(reply, &version);
+                        break;
+                case BUS_MANAGER_CONFIG_ERRORS:
+                        r = sd_bus_message_read_strv(reply, &errors);
+                        m.config_errors = strv_length(errors);
+                        break;
+                case BUS_MANAGER_WRITES_DONE:
+                        r = sd_bus_message_read_basic(reply, 't', &m.writes_done);
+                        break;
+                case BUS_MANAGER_WRITES_SKIPPED:
+                        r = sd_bus_message_read_basic(reply, 't', &m.writes_skipped);
+                        break;
+                case BUS_MANAGER_WRITE_ERRORS:
+                        r = sd_bus_message_read_basic(reply, 't', &m.write_errors);
+                        break;
+                case BUS_MANAGER_DRIFT_CORRECTED:
+                        r = sd_bus_message_read_basic(reply, 't', &m.drift_corrected);
+                        break;
+                case BUS_MANAGER_DISKS_PENDING:
+                        r = sd_bus_message_read_basic(reply, 'u', &pending);
+                        m.disks_pending = pending;
+                        break;
+                default:
+                        r = sd_bus_message_skip(reply, contents);
+                }
+                if (r >= 0)
+                        r = sd_bus_message_exit_container(reply);
+                if (r >= 0)
+                        r = sd_bus_message_exit_container(reply);
+        }
+        if (r < 0) {
+                free(version);
+                return log_error_errno(r, "Cannot parse the reply: %m");
+        }
+        *ret = m;
+        *ret_version = version;
+        return 0;
+}
+
+/* The Prometheus text of what ioschedd shows on the bus: the formatter of its textfile. */
+static int verb_metrics(sd_bus *bus, char **args) {
+        _cleanup_(freep) char *version = NULL;
+        _cleanup_(freep) MetricsDisk *disks = NULL;
+        _cleanup_(freep) MetricsKey *keys = NULL;
+        DiskInfo *l = NULL;
+        size_t n = 0, n_keys = 0, k = 0;
+        Metrics m;
+        int r;
+
+        r = get_manager_metrics(bus, &m, &version);
+        if (r >= 0)
+                r = get_disks(bus, &l, &n);
+        if (r < 0)
+                return r;
+        for (size_t i = 0; i < n; i++)
+                n_keys += l[i].n_desired;
+        disks = calloc(MAX(n, 1u), sizeof(*disks));
+        keys = calloc(MAX(n_keys, 1u), sizeof(*keys));
+        if (!disks || !keys)
+                r = log_oom();
+        for (size_t i = 0; r >= 0 && i < n; i++) {
+                disks[i] = (MetricsDisk) {
+                        .name = l[i].name,
+                        .transport = l[i].transport,
+                        .rotational = l[i].rotational,
+                        .scheduler = current_of(&l[i], ATTR_SCHEDULER) ?: "",
+                        .last_applied_usec = l[i].last_applied,
+                        .failed = l[i].last_error && *l[i].last_error,
+                        .keys = keys + k,
+                        .n_keys = l[i].n_desired,
+                };
+                for (size_t j = 0; j < l[i].n_desired; j++)
+                        keys[k++] = (MetricsKey) { l[i].desired[j].key,
+                                                   strv_contains(l[i].mismatched, l[i].desired[j].key) };
+        }
+        if (r >= 0) {
+                m.version = version;
+                m.disks = disks;
+                m.n_disks = n;
+                r = metrics_format(&m, stdout);
+                if (r < 0)
+                        log_error_errno(r, "Cannot write the metrics: %m");
+        }
+        for (size_t i = 0; i < n; i++)
+                disk_info_done(&l[i]);
+        free(l);
+        return r;
+}
+
 /* From the attribute and tunable tables: shell completion asks the program, not a copy. */
 static int list_keys(void) {
         _cleanup_(strv_freep) char **keys = NULL;
@@ -661,7 +787,8 @@ static void help(void) {
                "  apply [DISK]             Bring one disk, or every disk, to its policy\n"
                "  set DISK KEY=VALUE...    Save settings for a disk (a drop-in) and apply them\n"
                "  reset DISK               Remove the settings saved for a disk\n"
-               "  reload                   Read the configuration again and apply it\n\n"
+               "  reload                   Read the configuration again and apply it\n"
+               "  metrics                  What ioschedd knows, in the Prometheus text format\n\n"
                "Options:\n"
                "  -h --help                Show this help\n"
                "     --version             Show the version\n"
@@ -729,6 +856,7 @@ int main(int argc, char *argv[]) {
                 { "set", 2, UINT32_MAX, verb_set },
                 { "reset", 1, 1, verb_reset },
                 { "reload", 0, 0, verb_reload },
+                { "metrics", 0, 0, verb_metrics },
         };
         _cleanup_(sd_bus_flush_close_unrefp) sd_bus *bus = NULL;
         const char *verb;

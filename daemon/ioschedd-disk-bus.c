@@ -130,6 +130,10 @@ static int property_get_schedulers(GETTER_ARGS) {
         return sd_bus_message_append_strv(reply, d ? d->schedulers : NULL);
 }
 
+static int property_get_mismatched(GETTER_ARGS) {
+        return sd_bus_message_append_strv(reply, ((const DiskObject *) userdata)->mismatched);
+}
+
 /* One element of an array property: a struct or dict entry of strings and an optional line
  * number. */
 typedef struct Record {
@@ -233,6 +237,7 @@ static const BusPropertyImpl disk_properties[_BUS_PROPERTY_MAX] = {
         [BUS_DISK_AVAILABLE_SCHEDULERS] = { property_get_schedulers, .fields = FIELD(DISK_FIELD_SCHEDULERS) },
         [BUS_DISK_IOCOST_OTHER_WRITER] = { property_get_other_writer, .fields = FIELD(DISK_FIELD_IOCOST_OTHER_WRITER) },
         [BUS_DISK_DESIRED] = { property_get_desired, .fields = FIELD(DISK_OBJECT_DESIRED) },
+        [BUS_DISK_MISMATCHED] = { property_get_mismatched, .fields = FIELD(DISK_OBJECT_MISMATCHED) },
         [BUS_DISK_MATCHED_RULES] = { property_get_rules, .fields = FIELD(DISK_OBJECT_RULES) },
         [BUS_DISK_LAST_APPLIED] = { property_get_last_applied, .fields = FIELD(DISK_OBJECT_LAST_APPLIED) },
         [BUS_DISK_LAST_CHANGES] = { property_get_changes, .fields = FIELD(DISK_OBJECT_LAST_CHANGES) },

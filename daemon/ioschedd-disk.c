@@ -35,6 +35,8 @@ DiskObject *disk_object_free(DiskObject *d) {
                 completion_list_free(&d->want_waiting[k]);
         udev_props_free(d->want_props);
         strv_free(d->last_changes);
+        strv_free(d->mismatched);
+        strv_free(d->apply_unmet);
         free(d->last_error);
         free(d->name);
         return mfree(d);
@@ -150,6 +152,56 @@ static void disk_object_set_error(DiskObject *d, char *error) {
         d->last_error = error;
 }
 
+/* Whether a job left @a's key at its desired value: written (and read back as desired) or
+ * already right (in a plan too). */
+static bool action_at_policy(const Action *a) {
+        return a->outcome == OUTCOME_WRITTEN || a->outcome == OUTCOME_SKIPPED;
+}
+
+/* Mismatched: the keys a job did not find or leave at their desired value, in its order;
+ * after an apply, also what it left so. */
+static void disk_object_take_mismatched(DiskObject *d, const Job *j) {
+        _cleanup_(strv_freep) char **l = NULL;
+
+        for (size_t i = 0; j->report && i < j->report->n_actions; i++)
+                if (!action_at_policy(&j->report->actions[i]) &&
+                    strv_extend(&l, j->report->actions[i].key) < 0) {
+                        log_oom();      /* Mismatched stays as it was */
+                        return;
+                }
+        if (j->kind == JOB_APPLY) {
+                char **copy = strv_copy(l);
+
+                if (!copy && l) {
+                        log_oom();
+                        return;
+                }
+                strv_free(d->apply_unmet);
+                d->apply_unmet = copy;
+        }
+        if (strv_equal(d->mismatched, l))
+                return;
+        d->dirty |= DISK_FIELD_BIT(DISK_OBJECT_MISMATCHED);
+        strv_free(d->mismatched);
+        d->mismatched = TAKE_PTR(l);
+}
+
+/* Drift corrected: values written back under the same settings as the disk's last reading,
+ * which its last apply had left at their policy: another writer changed them since. Not a
+ * first reading, not a changed policy (a reload, SetPolicy), not a retry of a write that had
+ * failed (or that the kernel could not or might not take). */
+static unsigned drift_corrected(const DiskObject *d, const Plan *report, bool same_policy) {
+        unsigned n = 0;
+
+        if (!same_policy)
+                return 0;
+        for (size_t i = 0; report && i < report->n_actions; i++)
+                if (report->actions[i].outcome == OUTCOME_WRITTEN &&
+                    !strv_contains(d->apply_unmet, report->actions[i].key))
+                        n++;
+        return n;
+}
+
 /* Swap in what a job read: the bus shows it; mark what a client would see change. */
 static void disk_object_take_reading(DiskObject *d, Job *j) {
         Disk *old = d->reading.disk;
@@ -173,7 +225,7 @@ static void disk_object_take_reading(DiskObject *d, Job *j) {
 }
 
 /* An apply's outcome: the log, Applied, the counters, LastError, LastChanges, LastApplied. */
-static void disk_object_take_report(DiskObject *d, Job *j) {
+static void disk_object_take_report(DiskObject *d, Job *j, bool same_policy) {
         static unsigned told_notes;     /* once in the daemon's life, not per disk and event */
         const ReportSummary *sum = &j->summary;
         Manager *m = d->manager;
@@ -184,7 +236,7 @@ static void disk_object_take_report(DiskObject *d, Job *j) {
         report_log_notes(d->name, j->notes, &told_notes, LOG_NOTICE);
         if (sum->written > 0)
                 manager_bus_emit_applied(m, d, j->report);
-        manager_count_writes(m, sum);
+        manager_count_writes(m, sum, drift_corrected(d, j->report, same_policy));
         disk_object_set_error(d, f ? strdup_printf("%s: %s", f->key, strna(f->reason)) : NULL);
         if (report_changes(j->report, &changes) < 0)
                 log_oom();      /* LastChanges stays as it was */
@@ -200,10 +252,12 @@ static void disk_object_take_report(DiskObject *d, Job *j) {
 
 static void disk_object_take_results(DiskObject *d, Job *j) {
         bool first = !disk_object_is_published(d);
+        bool same_policy = !first && resolved_equal(d->reading.resolved, j->reading.resolved);
 
         disk_object_take_reading(d, j);
         if (j->kind == JOB_APPLY)
-                disk_object_take_report(d, j);
+                disk_object_take_report(d, j, same_policy);
+        disk_object_take_mismatched(d, j);
         if (first) {
                 d->dirty = 0;   /* InterfacesAdded carries every property */
                 disk_bus_emit_added(d);

@@ -15,6 +15,7 @@ typedef struct Manager Manager;
 /* A disk object's own fields, after the Disk's in its dirty mask. */
 enum {
         DISK_OBJECT_DESIRED = _DISK_FIELD_MAX,
+        DISK_OBJECT_MISMATCHED,
         DISK_OBJECT_RULES,
         DISK_OBJECT_LAST_APPLIED,
         DISK_OBJECT_LAST_CHANGES,
@@ -33,6 +34,10 @@ struct DiskObject {
         /* As last read by a worker; reading.disk is NULL before the first read. */
         DiskReading reading;
         char **last_changes;    /* of the last apply: key, old value, new value, key, ... */
+        /* The keys of reading.resolved whose value the last job found, or left, other than
+         * desired: a write was due or failed, or the kernel cannot or may not take it. */
+        char **mismatched;
+        char **apply_unmet;     /* the keys the last apply left so: not counted as drift after */
         uint64_t last_applied;  /* CLOCK_REALTIME usec of the last apply, 0 never */
         char *last_error;
         uint64_t dirty;         /* DISK_FIELD_BIT()s and DISK_OBJECT_*: changed, not yet emitted */

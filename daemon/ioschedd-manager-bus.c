@@ -313,12 +313,7 @@ static int property_get_config_errors(sd_bus *bus, const char *path, const char 
 static int property_get_pending(sd_bus *bus, const char *path, const char *interface,
                                 const char *property, sd_bus_message *reply, void *userdata,
                                 sd_bus_error *error) {
-        Manager *m = userdata;
-        uint32_t n = 0;
-
-        for (size_t i = 0; i < m->n_disks; i++)
-                n += disk_object_is_pending(m->disks[i]);
-        return sd_bus_message_append(reply, "u", n);
+        return sd_bus_message_append(reply, "u", (uint32_t) manager_disks_pending(userdata));
 }
 
 static int compare_names(const void *a, const void *b) {
@@ -704,6 +699,7 @@ static const BusPropertyImpl manager_properties[_BUS_PROPERTY_MAX] = {
         [BUS_MANAGER_WRITES_DONE] = { .offset = offsetof(Manager, writes_done) },
         [BUS_MANAGER_WRITES_SKIPPED] = { .offset = offsetof(Manager, writes_skipped) },
         [BUS_MANAGER_WRITE_ERRORS] = { .offset = offsetof(Manager, write_errors) },
+        [BUS_MANAGER_DRIFT_CORRECTED] = { .offset = offsetof(Manager, drift_corrected) },
         [BUS_MANAGER_DISKS_PENDING] = { property_get_pending },
 };
 
@@ -835,6 +831,7 @@ void manager_bus_emit_counters(Manager *m) {
                                                       bus_property_name(BUS_MANAGER_WRITES_DONE),
                                                       bus_property_name(BUS_MANAGER_WRITES_SKIPPED),
                                                       bus_property_name(BUS_MANAGER_WRITE_ERRORS),
+                                                      bus_property_name(BUS_MANAGER_DRIFT_CORRECTED),
                                                       NULL);
 }
 

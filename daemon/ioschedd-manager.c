@@ -110,6 +110,7 @@ void manager_remove_disk(Manager *m, DiskObject *d) {
         uevent_forget(m->uevent, d);
         disk_object_drop_wants(d);
         manager_status_changed(m);
+        metrics_file_changed(m->metrics_file);
         if (!d->running)
                 disk_object_free(d);
 }
@@ -178,15 +179,26 @@ void manager_submit_job(Manager *m, Job *j) {
         }
 }
 
+size_t manager_disks_pending(const Manager *m) {
+        size_t n = 0;
+
+        assert(m);
+        for (size_t i = 0; i < m->n_disks; i++)
+                n += disk_object_is_pending(m->disks[i]);
+        return n;
+}
+
 void manager_job_done(Manager *m, Job *j) {
         assert(m && j && m->n_running > 0);
         m->n_running--;
         disk_object_job_finished(j->disk, j);
+        metrics_file_changed(m->metrics_file);
 }
 
-void manager_count_writes(Manager *m, const ReportSummary *stats) {
-        assert(m && stats);
+void manager_count_writes(Manager *m, const ReportSummary *stats, unsigned drift) {
+        assert(m && stats && drift <= stats->written);
         m->writes_done += stats->written;
+        m->drift_corrected += drift;
         m->writes_skipped += stats->skipped;
         m->write_errors += stats->failed;
         if (stats->written + stats->skipped + stats->failed > 0)
@@ -336,8 +348,10 @@ int manager_reload(Manager *m, Completion *waiting, DiskObject *disk) {
                 config_log(m->config, true);
                 r = 0;
         }
-        if (r != -ENOMEM)
+        if (r != -ENOMEM) {
                 manager_bus_emit_config(m);
+                metrics_file_changed(m->metrics_file);
+        }
         for (size_t i = 0; r == 0 && i < m->n_disks; i++)
                 if (disk_object_queue(m->disks[i], JOB_APPLY, NULL,
                                       !disk || m->disks[i] == disk ? waiting : NULL) == -ENOMEM)
@@ -421,6 +435,7 @@ Manager *manager_free(Manager *m) {
         if (m->marker_written)
                 (void) engine_marker_remove(m->runtime_dir);
         uevent_monitor_free(m->uevent);
+        metrics_file_free(m->metrics_file);
         sd_event_source_unref(m->sighup_source);
         sd_event_source_unref(m->worker_source);
         sd_event_source_unref(m->verify_source);
@@ -502,6 +517,11 @@ int manager_start(Manager *m) {
         m->config_errors = strv_copy(m->config->errors);
         if (!m->config_errors)
                 return log_oom();
+        if (m->metrics_path) {
+                r = metrics_file_new(m, m->metrics_path, &m->metrics_file);
+                if (r < 0)
+                        return log_error_errno(r, "Cannot use %s for the metrics: %m", m->metrics_path);
+        }
         r = manager_start_pool(m);
         if (r < 0)
                 return r;

@@ -9,6 +9,7 @@
 #include "ioschedd-config.h"
 #include "ioschedd-disk.h"
 #include "ioschedd-job.h"
+#include "ioschedd-metrics.h"
 #include "ioschedd-polkit.h"
 #include "ioschedd-uevent.h"
 #include "ioschedd-worker.h"
@@ -48,6 +49,7 @@ struct Manager {
         bool monitor_enabled;
         bool kernel_events;             /* act on the kernel's uevents too (when the policy allows) */
         int monitor_buffer;             /* receive buffer of the uevent monitors, bytes */
+        const char *metrics_path;       /* --metrics-file; NULL: none */
 
         bool marker_written;
         Config *config;
@@ -58,9 +60,11 @@ struct Manager {
         Hashmap *disks_by_name;
 
         uint64_t writes_done, writes_skipped, write_errors;
+        uint64_t drift_corrected;       /* of writes_done: values another writer had changed */
         bool counters_changed;
 
         PolkitRegistry *polkit_registry;        /* the method calls waiting for polkit */
+        MetricsFile *metrics_file;              /* NULL: no --metrics-file */
         /* Signals go out: set by ioschedd-manager-bus.c when the bus name is ours. Before,
          * nobody who listens to org.iosched1 could receive them, and the first pass over
          * thousands of disks would queue an InterfacesAdded for each (megabytes, and a third
@@ -108,6 +112,8 @@ int manager_reload(Manager *m, Completion *c, DiskObject *disk);
 bool manager_config_is_single_file(const Manager *m);
 
 DiskObject *manager_find_disk(Manager *m, const char *name);
+/* Disks being read or written, or waiting to be (DisksPending). */
+size_t manager_disks_pending(const Manager *m);
 /* A new disk object in the registry, not read yet. Return: 0, -EINVAL (not a disk name), -ENOMEM. */
 int manager_add_disk(Manager *m, const char *name, DiskObject **ret);
 /* Out of the registry (and off the bus); freed now, or when its running job returns. */
@@ -132,8 +138,9 @@ void manager_submit_job(Manager *m, Job *j);
 /* A job came back from its worker: its disk object takes the results. */
 void manager_job_done(Manager *m, Job *j);
 
-/* Add a job's writes to the counters (WritesDone, ...; STATUS=). */
-void manager_count_writes(Manager *m, const ReportSummary *stats);
+/* Add a job's writes to the counters (WritesDone, ...; STATUS=); @drift of them put back what
+ * another writer changed (DriftCorrected). */
+void manager_count_writes(Manager *m, const ReportSummary *stats, unsigned drift);
 
 /* The time on @clock: the loop's (the start of this iteration), or the tests'. */
 uint64_t manager_now(Manager *m, clockid_t clock);

@@ -18,7 +18,7 @@
 
 
 static struct {
-        const char *config, *root, *config_root, *runtime_dir;
+        const char *config, *root, *config_root, *runtime_dir, *metrics_file;
         uint64_t verify_usec;
         unsigned workers;
         int monitor_buffer;
@@ -42,6 +42,8 @@ static void help(void) {
                CLI_HELP_PATHS
                "     --verify-interval=SEC  Read every disk again every SEC seconds and restore\n"
                "                            what drifted (0, the default: never)\n"
+               "     --metrics-file=PATH    Keep the Prometheus text of the state in PATH for\n"
+               "                            node_exporter's textfile collector (default: none)\n"
                "     --workers=N            At most N sysfs writes in flight (default %d)\n"
                "     --log-level=LEVEL      err, warning, notice, info (default), debug\n"
                "     --no-monitor           Do not listen to udev events (tests)\n"
@@ -70,6 +72,7 @@ static int parse_argv(int argc, char *argv[]) {
                 ARG_NO_KERNEL_EVENTS,
                 ARG_KERNEL_EVENTS,
                 ARG_MONITOR_BUFFER,
+                ARG_METRICS_FILE,
         };
         static const struct option options[] = {
                 CLI_OPTIONS_COMMON,
@@ -81,6 +84,7 @@ static int parse_argv(int argc, char *argv[]) {
                 { "no-kernel-events", no_argument, NULL, ARG_NO_KERNEL_EVENTS },
                 { "kernel-events", required_argument, NULL, ARG_KERNEL_EVENTS },
                 { "monitor-buffer", required_argument, NULL, ARG_MONITOR_BUFFER },
+                { "metrics-file", required_argument, NULL, ARG_METRICS_FILE },
                 {}
         };
         int64_t v;
@@ -124,6 +128,14 @@ static int parse_argv(int argc, char *argv[]) {
                                             "bytes", &v) < 0)
                                 return -EINVAL;
                         arg.monitor_buffer = (int) v;
+                        break;
+                case ARG_METRICS_FILE:
+                        /* A file named by an absolute path: the service's working directory
+                         * means nothing, and a directory is no file to replace. */
+                        if (optarg[0] != '/' || optarg[strlen(optarg) - 1] == '/')
+                                return log_error_errno(EINVAL, "Invalid --metrics-file \"%s\": an "
+                                                       "absolute path of a file.", optarg);
+                        arg.metrics_file = optarg;
                         break;
                 default:
                         return -EINVAL;
@@ -180,6 +192,7 @@ static int run(int argc, char *argv[]) {
         m->monitor_enabled = !arg.no_monitor;
         m->kernel_events = kernel_events_wanted();
         m->monitor_buffer = arg.monitor_buffer;
+        m->metrics_path = arg.metrics_file;
 
         r = manager_connect_bus(m);
         if (r >= 0)

@@ -40,6 +40,7 @@
         X(MANAGER, WRITES_DONE, "WritesDone", "t", EMITS)                                       \
         X(MANAGER, WRITES_SKIPPED, "WritesSkipped", "t", EMITS)                                 \
         X(MANAGER, WRITE_ERRORS, "WriteErrors", "t", EMITS)                                     \
+        X(MANAGER, DRIFT_CORRECTED, "DriftCorrected", "t", EMITS)                               \
         X(MANAGER, DISKS_PENDING, "DisksPending", "u", NONE)                                    \
         X(DISK, NAME, "Name", "s", CONST)                                                       \
         X(DISK, DEVNUM, "DevNum", "s", EMITS)                                                   \
@@ -57,6 +58,7 @@
         X(DISK, CURRENT, "Current", "a{ss}", EMITS)                                             \
         X(DISK, IOCOST_OTHER_WRITER, "IOCostOtherWriter", "b", EMITS)                           \
         X(DISK, DESIRED, "Desired", "a(ssssu)", EMITS)                                          \
+        X(DISK, MISMATCHED, "Mismatched", "as", EMITS)                                          \
         X(DISK, MATCHED_RULES, "MatchedRules", "a(ssu)", EMITS)                                 \
         X(DISK, LAST_APPLIED, "LastApplied", "t", EMITS)                                        \
         X(DISK, LAST_CHANGES, "LastChanges", "a(sss)", EMITS)                                   \

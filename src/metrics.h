@@ -32,6 +32,7 @@ typedef struct MetricsDisk {
 typedef struct Metrics {
         const char *version;
         uint64_t writes_done, writes_skipped, write_errors;
+        uint64_t drift_corrected;       /* of writes_done: values another writer had changed */
         size_t config_errors;
         uint64_t disks_pending;
         const MetricsDisk *disks;       /* in any order: written sorted by name */

@@ -64,7 +64,7 @@ expect() {
 }
 
 commands=$("$CTL" --help | sed -n '/^Commands:/,/^$/s/^  \([a-z][a-z]*\) .*/\1/p' | sort | tr '\n' ' ')
-[ "${commands% }" = "apply explain plan reload reset set status" ] ||
+[ "${commands% }" = "apply explain metrics plan reload reset set status" ] ||
         fail "ioschedctl --help lists other commands than this test knows: $commands"
 keys=$("$CTL" --list-keys | sed 's/$/=/' | sort | tr '\n' ' ')
 case " $keys" in
@@ -73,19 +73,20 @@ case " $keys" in
 esac
 
 # ioschedctl: commands and options from --help
-expect "$CTL " "apply explain plan reload reset set status"
+expect "$CTL " "apply explain metrics plan reload reset set status"
 expect "$CTL re" "reload reset"
 got=$(comp "$CTL --")
 for o in --help --version --json --runtime --no-legend --no-ask-password --list-keys; do
         [[ " $got " == *" $o "* ]] || fail "completing \"ioschedctl --\": no $o in \"$got\""
 done
-expect "$CTL --json " "apply explain plan reload reset set status"
+expect "$CTL --json " "apply explain metrics plan reload reset set status"
 
 # disks where the command takes one, nothing where it takes none
 expect "$CTL explain " "nvme0n1 sda"
 expect "$CTL explain s" "sda"
 expect "$CTL plan " "nvme0n1 sda"
 expect "$CTL status " ""
+expect "$CTL metrics " ""
 expect "$CTL reset sda " ""
 expect "$CTL --runtime reset " "nvme0n1 sda"
 

@@ -34,6 +34,9 @@ TEST(empty) {
                 "# HELP iosched_writes_failed_total Writes the kernel refused, or whose value did not stick.\n"
                 "# TYPE iosched_writes_failed_total counter\n"
                 "iosched_writes_failed_total 0\n"
+                "# HELP iosched_drift_corrected_total Values written back after another writer changed them.\n"
+                "# TYPE iosched_drift_corrected_total counter\n"
+                "iosched_drift_corrected_total 0\n"
                 "# HELP iosched_config_errors Errors found in the configuration the last time it was read.\n"
                 "# TYPE iosched_config_errors gauge\n"
                 "iosched_config_errors 2\n"
@@ -60,7 +63,7 @@ TEST(disks) {
                 { .name = "loop2", .transport = "loop", .rotational = true, .scheduler = "none" },
         };
         const Metrics m = { .version = "0.1", .writes_done = 3, .writes_skipped = 40,
-                            .write_errors = 1, .disks_pending = 1, .disks = d, .n_disks = 2 };
+                            .write_errors = 1, .drift_corrected = 2, .disks_pending = 1, .disks = d, .n_disks = 2 };
         _cleanup_(freep) char *t = format(&m);
 
         assert_non_null(strstr(t,
@@ -69,6 +72,8 @@ TEST(disks) {
                 "iosched_writes_skipped_total 40\n"));
         assert_non_null(strstr(t,
                 "iosched_writes_failed_total 1\n"));
+        assert_non_null(strstr(t,
+                "iosched_drift_corrected_total 2\n"));
         assert_non_null(strstr(t,
                 "# TYPE iosched_disk_info gauge\n"
                 "iosched_disk_info{disk=\"loop2\",transport=\"loop\",rotational=\"1\",scheduler=\"none\"} 1\n"
