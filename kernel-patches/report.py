@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """Turn the guest logs of kernel-patches/verify into the before/after table.
 
-usage: report.py [--kernel 7.3|6.12] BASE.log PATCHED.log SOURCE-DEB STRESS-SECONDS
+usage: report.py [--kernel 7.3-fixes|7.3-next|6.12] BASE.log PATCHED.log SOURCE-DEB STRESS-SECONDS
        report.py --prefixes BASE.log PREFIX-1.log ... PATCHED.log
 
 Each X.log is the serial console of the main boot of a kernel; the disk-add
@@ -19,30 +19,61 @@ import sys
 # nr_requests and read_ahead_kb were free already; on 6.12 everything froze.
 SAME_ORDER = ["scheduler:none", "scheduler:mq-deadline", "scheduler:bfq", "wbt_lat_usec",
               "nr_requests", "read_ahead_kb", "max_sectors_kb", "async_depth",
+              "nomerges", "rq_affinity", "io_poll", "io_poll_delay", "io_timeout",
               "nr_requests:below-min", "scheduler:unknown", "async_depth:none",
-              "io.cost.qos", "io.cost.model"]
+              "io.cost.qos", "io.cost.model", "zoned_qd1_writes", "zoned_qd1_writes:1",
+              "wbt_lat_usec:0-bfq", "wbt_lat_usec:0-iocost"]
+# The wbt "0" write-back checks fail wherever that write turns wbt off for good.
+WBT_READBACK = {"wbt-0-readback-bfq", "wbt-0-readback-iocost"}
 KERNELS = {
-    "7.3": {
+    # 7.3.4 against 7.3.4 + linux-7.3-fixes
+    "7.3-fixes": {
+        "names": ("7.3.4", "+fixes"),
         "free": ["scheduler:none", "scheduler:mq-deadline", "scheduler:bfq",
-                 "wbt_lat_usec", "max_sectors_kb", "async_depth", "nr_requests:below-min",
-                 "async_depth:none", "io.cost.qos", "io.cost.model"],
-        # Still runs modprobe for the unknown name (the module might exist);
-        # only the freeze and the allocation must be gone: well below unpatched.
-        "cheaper": {"scheduler:unknown": 0.5},
+                 "wbt_lat_usec", "max_sectors_kb"],
+        "cheaper": {},
+        "not_slower": [],
         "ratio": 0.02,
         "addbench": True,
-        # Checks that fail on the unpatched kernel because of the bugs fixed here.
-        "base_failures": {"none-keeps-nr_requests", "shared-tags-no-ebusy"},
+        # Checks that fail before because of the bugs the series fixes.
+        "base_failures": {"none-keeps-nr_requests", "shared-tags-no-ebusy"} | WBT_READBACK,
+        # Checks that fail after too: the next series is about them.
+        "after_failures": {"shared-tags-no-ebusy"} | WBT_READBACK,
+    },
+    # 7.3.4 + fixes against 7.3.4 + fixes + linux-7.3-next
+    "7.3-next": {
+        "names": ("+fixes", "+fixes+next"),
+        "free": ["async_depth", "nr_requests:below-min", "async_depth:none", "io.cost.qos",
+                 "io.cost.model", "zoned_qd1_writes", "zoned_qd1_writes:1",
+                 "wbt_lat_usec:0-bfq", "wbt_lat_usec:0-iocost"],
+        # Still runs modprobe for the unknown name (the module might exist);
+        # only the freeze and the allocation must be gone: well below before.
+        "cheaper": {"scheduler:unknown": 0.5},
+        # Free before and after: the checks the series adds before the
+        # trylock must not make them slower (write/read, see the cheap table).
+        "not_slower": ["nr_requests", "read_ahead_kb", "scheduler"],
+        "ratio": 0.02,
+        "addbench": False,
+        "base_failures": {"shared-tags-no-ebusy"} | WBT_READBACK,
+        "after_failures": set(),
     },
     "6.12": {
+        "names": ("6.12.118", "+carry"),
         "free": ["scheduler:none", "scheduler:mq-deadline", "scheduler:bfq",
-                 "wbt_lat_usec", "nr_requests", "read_ahead_kb", "max_sectors_kb"],
+                 "wbt_lat_usec", "nr_requests", "read_ahead_kb", "max_sectors_kb",
+                 "nomerges", "rq_affinity", "io_poll", "io_poll_delay", "io_timeout",
+                 "io.cost.qos", "io.cost.model"],
         "ratio": 0.01,
         "cheaper": {},
+        "not_slower": [],
         "addbench": False,
-        "base_failures": set(),
+        "base_failures": WBT_READBACK,
+        "after_failures": WBT_READBACK,
     },
 }
+NOT_SLOWER_MAX = 1.15
+# The two kernels' names in the tables (set from KERNELS[...]["names"]).
+B, P = "unpatched", "patched"
 ADD_P50_MAX_RATIO = 0.75
 
 
@@ -58,7 +89,7 @@ def parse(path):
 
 
 def parse_log(path):
-    r = {"same": {}, "add": None, "checks": [], "stress": None, "iops": {}, "shared": None, "modprobe": {},
+    r = {"same": {}, "cheap": {}, "nrhwq": None, "nrhwq-lost": None, "add": None, "checks": [], "stress": None, "iops": {}, "shared": None, "modprobe": {},
          "info": {}, "kernel": "?", "dmesg": [], "end": False,
          "addbench": None, "elvset": None}
     with open(path, errors="replace") as f:
@@ -83,6 +114,12 @@ def parse_log(path):
                 r["checks"].append((w[1], w[2], " ".join(w[3:])))
             elif w[0] == "modprobe" and len(w) >= 4:
                 r["modprobe"][w[1]] = (int(w[2]), int(w[3]))
+            elif w[0] == "cheap" and len(w) >= 5:
+                r["cheap"][w[1]] = (float(w[2]), float(w[3]), int(w[4]))
+            elif w[0] == "nrhwq" and len(w) >= 6:
+                r["nrhwq"] = tuple(int(x) for x in w[1:6])
+            elif w[0] == "nrhwq-lost" and len(w) >= 5:
+                r["nrhwq-lost"] = tuple(int(x) for x in w[1:5])
             elif w[0] == "shared" and len(w) >= 6:
                 r["shared"] = tuple(int(x) for x in w[1:6])
             elif w[0] == "stress" and len(w) >= 7:
@@ -108,7 +145,7 @@ def kernel_rows(base, patched, key, what, columns, cells, problems):
     """One table row per kernel from the tuple r[key], formatted by cells()."""
     print("| kernel | " + " | ".join(columns) + " |")
     print("|---|" + "---:|" * len(columns))
-    for name, r in (("unpatched", base), ("patched", patched)):
+    for name, r in ((B, base), (P, patched)):
         t = r[key]
         if t:
             print(f"| {name} | " + " | ".join(str(c) for c in cells(t)) + " |")
@@ -166,16 +203,18 @@ def main():
         print(__doc__, file=sys.stderr)
         return 2
     k = KERNELS[kernel]
+    global B, P
+    B, P = k["names"]
     base, patched = parse(argv[0]), parse(argv[1])
     deb, seconds = argv[2], argv[3]
     problems = []
 
-    print(f"Source: {deb}; kernels: unpatched `{base['kernel']}`, patched "
+    print(f"Source: {deb}; kernels: {B} `{base['kernel']}`, {P} "
           f"`{patched['kernel']}`; QEMU TCG, 2 vCPUs, lockdep on.\n")
     print("Same-value writes: 1 untimed write, then 20 timed ones; the write() call "
           "alone (where the store method runs), and open+write+close for reference; ms:\n")
-    print("| attribute | unpatched write() median | patched write() median | patched/unpatched "
-          "| unpatched min-max | patched min-max | open+write+close unpatched / patched |")
+    print(f"| attribute | {B} write() median | {P} write() median | {P}/{B} "
+          f"| {B} min-max | {P} min-max | open+write+close {B} / {P} |")
     print("|---|---:|---:|---:|---:|---:|---:|")
     for a in SAME_ORDER:
         b, p = base["same"].get(a), patched["same"].get(a)
@@ -191,10 +230,10 @@ def main():
         print(f"| {a} | {ms(b[0])} | {ms(p[0])} | {ratio * 100:.1f}% | "
               f"{ms(b[1])}-{ms(b[2])} | {ms(p[1])}-{ms(p[2])} | {owc} |")
         if a in k["free"] and not ratio < k["ratio"]:
-            problems.append(f"{a}: patched median is {ratio * 100:.1f}% of unpatched "
+            problems.append(f"{a}: {P} median is {ratio * 100:.1f}% of {B} "
                             f"(must be < {k['ratio'] * 100:.0f}%)")
         if a in k["cheaper"] and not ratio < k["cheaper"][a]:
-            problems.append(f"{a}: patched median is {ratio * 100:.1f}% of unpatched "
+            problems.append(f"{a}: {P} median is {ratio * 100:.1f}% of {B} "
                             f"(must be < {k['cheaper'][a] * 100:.0f}%)")
     print("\n(nr_requests:below-min: nr_requests 4, writing 1, which is clamped to 4; "
           "scheduler:unknown: an unknown name, fails with EINVAL, after requesting the "
@@ -205,7 +244,7 @@ def main():
     print("\nmodprobe runs (request_module()) during the same-value scheduler writes "
           "(the program in /proc/sys/kernel/modprobe replaced by a script that logs "
           "its calls):\n")
-    print("| writes of | unpatched | patched |")
+    print(f"| writes of | {B} | {P} |")
     print("|---|---:|---:|")
     for a in ("scheduler:none", "scheduler:mq-deadline", "scheduler:bfq", "scheduler:unknown"):
         b, p = base["modprobe"].get(a), patched["modprobe"].get(a)
@@ -214,9 +253,9 @@ def main():
         if a == "scheduler:unknown":
             continue  # "bogus-iosched" might exist: requesting it is right
         if not p:
-            problems.append(f"patched: no modprobe count for {a}")
+            problems.append(f"{P}: no modprobe count for {a}")
         elif p[0]:
-            problems.append(f"patched: {p[0]} modprobe runs during {p[1]} writes of {a}")
+            problems.append(f"{P}: {p[0]} modprobe runs during {p[1]} writes of {a}")
 
     print("\nTwo null_blk disks sharing one tag set (shared_tags=1): one switches "
           "scheduler and nr_requests in a loop, the other's current scheduler "
@@ -224,6 +263,41 @@ def main():
     kernel_rows(base, patched, "shared", "shared-tags",
                 ("seconds", "sibling changes", "same-value writes", "EBUSY", "errors"),
                 lambda t: t, problems)
+
+    print("\nOne null_blk disk whose nr_hw_queues a child changes in a loop (submit_queues "
+          "1 <-> 2), which leaves it without its elevator and with nr_requests reset for "
+          "a while: first the current scheduler and nr_requests written again; then \"none\" "
+          "written to it on mq-deadline, and read back once an update that started after "
+          "the write has finished (undone: the write returned success, the queue is back "
+          "on mq-deadline):\n")
+    kernel_rows(base, patched, "nrhwq", "nr_hw_queues",
+                ("seconds", "updates", "same-value writes", "EBUSY", "errors"),
+                lambda t: t, problems)
+    print()
+    kernel_rows(base, patched, "nrhwq-lost", "nr_hw_queues lost-write",
+                ("updates", "none writes that succeeded", "none writes with EBUSY", "undone"),
+                lambda t: t, problems)
+
+    print("\nWrites that are free on both kernels, each write() of the current value "
+          "paired with a read() of the attribute (same code on both) so that the host's "
+          "load, which differs between the two boots, cancels out; medians in us:\n")
+    print(f"| attribute | {B} write | {B} read | {B} write/read | {P} write | {P} read "
+          f"| {P} write/read | {P}/{B} |")
+    print("|---|---:|---:|---:|---:|---:|---:|---:|")
+    for a in sorted(set(base["cheap"]) | set(patched["cheap"])):
+        b, p = base["cheap"].get(a), patched["cheap"].get(a)
+        if not b or not p:
+            problems.append(f"no write/read pair result for {a}")
+            continue
+        rb, rp = b[0] / b[1], p[0] / p[1]
+        print(f"| {a} | {b[0]:.1f} | {b[1]:.1f} | {rb:.2f} | {p[0]:.1f} | {p[1]:.1f} "
+              f"| {rp:.2f} | {rp / rb * 100:.0f}% |")
+        if a in k["not_slower"] and not rp <= rb * NOT_SLOWER_MAX:
+            problems.append(f"{a}: write/read {rp:.2f} with {P}, {rb:.2f} with {B} "
+                            f"(must be <= {NOT_SLOWER_MAX * 100:.0f}%)")
+    for a in k["not_slower"]:
+        if a not in base["cheap"] or a not in patched["cheap"]:
+            problems.append(f"no write/read pair result for {a}")
 
     if k["addbench"]:
         addbench_table(base, patched, problems)
@@ -245,7 +319,7 @@ def addbench_table(base, patched, problems):
           "| elevator_set_default() p50 | p99 | setups that quiesced "
           "| synchronize_rcu() calls | synchronize_rcu() p50 |")
     print("|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|")
-    for name, r in (("unpatched", base), ("patched", patched)):
+    for name, r in ((B, base), (P, patched)):
         b = r["bench"]
         a, e = (b["addbench"], b["elvset"]) if b else (None, None)
         if not a:
@@ -266,18 +340,18 @@ def addbench_table(base, patched, problems):
     if bb and pb and bb["addbench"] and pb["addbench"] and bb["elvset"] and pb["elvset"]:
         ratio = pb["addbench"][1] / bb["addbench"][1]
         eratio = pb["elvset"][1] / bb["elvset"][1] if bb["elvset"][1] else float("inf")
-        print(f"\npatched / unpatched: add p50 {ratio * 100:.1f}%, "
+        print(f"\n{P} / {B}: add p50 {ratio * 100:.1f}%, "
               f"elevator_set_default() p50 {eratio * 100:.1f}%")
         # The comparison only means something if the unpatched kernel took
         # the path patch 3 removes on every add, and the patched one never.
         e = bb["elvset"]
         if e[3] != e[0] or e[4] < e[0]:
-            problems.append(f"unpatched: {e[3]} of {e[0]} default elevator setups quiesced "
+            problems.append(f"{B}: {e[3]} of {e[0]} default elevator setups quiesced "
                             f"the queue ({e[4]} synchronize_rcu() calls): the benchmark "
                             "does not exercise what patch 3 removes")
         e = pb["elvset"]
         if e[3] or e[4]:
-            problems.append(f"patched: {e[3]} of {e[0]} default elevator setups quiesced "
+            problems.append(f"{P}: {e[3]} of {e[0]} default elevator setups quiesced "
                             f"the queue ({e[4]} synchronize_rcu() calls)")
         if not ratio < ADD_P50_MAX_RATIO:
             problems.append(f"disk add p50 ratio {ratio * 100:.1f}% is not clearly lower "
@@ -291,7 +365,7 @@ def finish(base, patched, seconds, problems, k):
           "load makes it, and its spread hides the grace period; see README):\n")
     print("| kernel | disks | p50 | p99 | max | got mq-deadline |")
     print("|---|---:|---:|---:|---:|---:|")
-    for name, r in (("unpatched", base), ("patched", patched)):
+    for name, r in ((B, base), (P, patched)):
         a = r["add"]
         if not a:
             problems.append(f"{name}: no disk-add result")
@@ -301,7 +375,7 @@ def finish(base, patched, seconds, problems, k):
 
     print("\n4k O_DIRECT reads at queue depth 1, one null_blk disk with one "
           "hardware queue, 3 s (informational, TCG timing):\n")
-    print("| scheduler | unpatched IOPS | patched IOPS |")
+    print(f"| scheduler | {B} IOPS | {P} IOPS |")
     print("|---|---:|---:|")
     for s in ("mq-deadline", "none"):
         print(f"| {s} | {base['iops'].get(s, 'missing')} | {patched['iops'].get(s, 'missing')} |")
@@ -309,7 +383,7 @@ def finish(base, patched, seconds, problems, k):
     ra_b = base["info"].get("read_ahead_kb-after-same-max_sectors_kb", "?")
     ra_p = patched["info"].get("read_ahead_kb-after-same-max_sectors_kb", "?")
     print(f"\nread_ahead_kb set to 16, then max_sectors_kb rewritten unchanged: "
-          f"read_ahead_kb reads {ra_b} (unpatched), {ra_p} (patched).")
+          f"read_ahead_kb reads {ra_b} ({B}), {ra_p} ({P}).")
 
     print(f"\nScheduler, wbt_lat_usec, nr_requests and max_sectors_kb switching "
           f"on two disks for {seconds} s while dd runs on both, with a second "
@@ -320,7 +394,7 @@ def finish(base, patched, seconds, problems, k):
                 lambda t: t[1:5] + (ms(t[5]),), problems)
 
     print("\nChecks (changing writes, read-back, lockdep, kernel log):\n")
-    print("| check | unpatched | patched |")
+    print(f"| check | {B} | {P} |")
     print("|---|---|---|")
     names = []
     for r in (base, patched):
@@ -338,7 +412,7 @@ def finish(base, patched, seconds, problems, k):
     for n in names:
         print(f"| {n} | {summary(base, n)} | {summary(patched, n)} |")
 
-    for name, r in (("unpatched", base), ("patched", patched)):
+    for name, r in ((B, base), (P, patched)):
         if not r["end"]:
             problems.append(f"{name}: the guest did not finish")
         if r["bench"] and not r["bench"]["end"]:
@@ -347,26 +421,28 @@ def finish(base, patched, seconds, problems, k):
             if c[1] != "FAIL":
                 continue
             detail = f"{name}: check {c[0]} failed: {c[2]}"
-            if name == "unpatched" and c[0] in k["base_failures"]:
-                print(f"\nExpected on the unpatched kernel: {c[0]}: {c[2]}")
-            elif name == "unpatched":
-                print(f"\nUnpatched kernel (upstream behaviour, not counted): {detail}")
+            if name == B and c[0] in k["base_failures"]:
+                print(f"\nExpected on {B}: {c[0]}: {c[2]}")
+            elif name == B:
+                print(f"\n{B} (the kernel compared against, not counted): {detail}")
+            elif c[0] in k["after_failures"]:
+                print(f"\nExpected on {P} too (the next series is about it): {c[0]}: {c[2]}")
             else:
                 problems.append(detail)
         for d in r["dmesg"][:40]:
             print(f"    {name} dmesg: {d}")
-    for name, r in (("unpatched", base), ("patched", patched)):
+    for name, r in ((B, base), (P, patched)):
         if not r["checks"]:
             problems.append(f"{name}: no checks ran")
     if not any(c[0] == "dmesg" and c[1] == "PASS" for c in patched["checks"]):
-        problems.append("patched: kernel log check did not pass")
+        problems.append(f"{P}: kernel log check did not pass")
 
     print()
     if problems:
         for p in problems:
             print(f"FAIL: {p}")
         return 1
-    print("All required results present; every patched-kernel check passed.")
+    print(f"All required results present; every check of {P} passed.")
     return 0
 
 

@@ -10,6 +10,9 @@
  *
  *   KT same <attr> <write_median_us> <write_min_us> <write_max_us> <n> <open_write_close_median_us>
  *   KT shared <seconds> <sibling_changes> <same_writes> <ebusy> <errors>
+ *   KT cheap <attr> <write_median_us> <read_median_us> <n>
+ *   KT nrhwq <seconds> <updates> <same_writes> <ebusy> <errors>
+ *   KT nrhwq-lost <updates> <none_writes> <ebusy> <lost>
  *   KT modprobe <attr> <modprobe_runs> <writes>
  *   KT add <n> <p50_us> <p99_us> <max_us> <sched_ok>
  *   KT addbench <n> <p50_us> <p99_us> <max_us> <sched_ok>
@@ -30,6 +33,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sched.h>
+#include <sys/mman.h>
 #include <sys/stat.h>
 #include <sys/types.h>
 #include <sys/wait.h>
@@ -40,6 +45,8 @@
 #define CGROUP2 "/sys/fs/cgroup"
 #define TRACEFS "/sys/kernel/tracing"
 #define SAMPLES 20
+/* for writes that cost microseconds on every kernel: enough to compare them */
+#define SAMPLES_CHEAP 200
 #define ADD_DISKS 64
 #define SLOW_WRITE_US (10 * 1000 * 1000)
 
@@ -183,10 +190,10 @@ static uint64_t pct(const uint64_t *v, int n, int p)
  * Every write must return @want_err (0: success, else a negative errno): a
  * write that must fail, such as an unknown scheduler name, is timed too.
  */
-static void same_value_path(const char *path, const char *label, const char *val,
-                            int want_err)
+static void same_value_path_n(const char *path, const char *label, const char *val,
+                              int want_err, int n)
 {
-        uint64_t t[SAMPLES], w[SAMPLES], t0;
+        uint64_t t[SAMPLES_CHEAP], w[SAMPLES_CHEAP], t0;
         int i, r;
 
         if (access(path, F_OK) < 0) {
@@ -198,7 +205,7 @@ static void same_value_path(const char *path, const char *label, const char *val
                 check(false, label, "warm-up write of '%s' failed: %s", val, strerror(-r));
                 return;
         }
-        for (i = 0; i < SAMPLES; i++) {
+        for (i = 0; i < n; i++) {
                 t0 = now_us();
                 r = write_attr_timed(path, val, &w[i]);
                 t[i] = now_us() - t0;
@@ -209,14 +216,20 @@ static void same_value_path(const char *path, const char *label, const char *val
                         return;
                 }
         }
-        qsort(t, SAMPLES, sizeof(t[0]), cmp_u64);
-        qsort(w, SAMPLES, sizeof(w[0]), cmp_u64);
+        qsort(t, n, sizeof(t[0]), cmp_u64);
+        qsort(w, n, sizeof(w[0]), cmp_u64);
         /* write() alone, then open+write+close */
         printf("KT same %s %.1f %llu %llu %d %.1f\n", label,
-               (w[SAMPLES / 2 - 1] + w[SAMPLES / 2]) / 2.0,
-               (unsigned long long)w[0], (unsigned long long)w[SAMPLES - 1], SAMPLES,
-               (t[SAMPLES / 2 - 1] + t[SAMPLES / 2]) / 2.0);
+               (w[n / 2 - 1] + w[n / 2]) / 2.0,
+               (unsigned long long)w[0], (unsigned long long)w[n - 1], n,
+               (t[n / 2 - 1] + t[n / 2]) / 2.0);
         fflush(stdout);
+}
+
+static void same_value_path(const char *path, const char *label, const char *val,
+                            int want_err)
+{
+        same_value_path_n(path, label, val, want_err, SAMPLES);
 }
 
 static void same_value(const char *disk, const char *label, const char *attr,
@@ -226,6 +239,75 @@ static void same_value(const char *disk, const char *label, const char *attr,
 
         qpath(p, sizeof(p), disk, attr);
         same_value_path(p, label, val, 0);
+}
+
+/*
+ * The current value written back @n times; a write that fails (io_poll on a
+ * queue without poll queues) is timed as a failing one, and said so.
+ */
+static void same_current_n(const char *disk, const char *label, const char *attr, int n)
+{
+        char cur[64], p[256];
+        int r;
+
+        r = qread(disk, attr, cur, sizeof(cur));
+        if (r == -ENOENT) {
+                printf("KT info missing %s\n", label);
+                return;
+        }
+        if (r < 0) {
+                check(false, label, "read failed: %s", strerror(-r));
+                return;
+        }
+        qpath(p, sizeof(p), disk, attr);
+        r = write_attr(p, cur);
+        if (r < 0)
+                printf("KT info fails %s %s\n", label, strerror(-r));
+        same_value_path_n(p, label, cur, r, n);
+}
+
+/*
+ * Writes that cost microseconds on every kernel, where the host's load moves
+ * the figures of one boot against another's: each write() of the current
+ * value is paired with a read() of the attribute (the same code on every
+ * kernel), so write/read compares kernels measured at different times.
+ */
+static void cheap_pair(const char *disk, const char *attr)
+{
+        uint64_t w[SAMPLES_CHEAP], rd[SAMPLES_CHEAP], t0;
+        char p[256], cur[64], buf[64];
+        ssize_t n;
+        int i, fd;
+
+        qpath(p, sizeof(p), disk, attr);
+        if ((strcmp(attr, "scheduler") ? read_attr(p, cur, sizeof(cur)) :
+             current_sched(disk, cur, sizeof(cur))) < 0) {
+                printf("KT info missing cheap %s\n", attr);
+                return;
+        }
+        for (i = 0; i < SAMPLES_CHEAP; i++) {
+                fd = open(p, O_RDWR | O_CLOEXEC);
+                if (fd < 0) {
+                        check(false, attr, "open: %s", strerror(errno));
+                        return;
+                }
+                t0 = now_us();
+                n = pread(fd, buf, sizeof(buf), 0);
+                rd[i] = now_us() - t0;
+                t0 = now_us();
+                if (n > 0)
+                        n = pwrite(fd, cur, strlen(cur), 0);
+                w[i] = now_us() - t0;
+                close(fd);
+                if (n < 0) {
+                        check(false, attr, "write of '%s': %s", cur, strerror(errno));
+                        return;
+                }
+        }
+        qsort(w, SAMPLES_CHEAP, sizeof(w[0]), cmp_u64);
+        qsort(rd, SAMPLES_CHEAP, sizeof(rd[0]), cmp_u64);
+        printf("KT cheap %s %.1f %.1f %d\n", attr, (w[SAMPLES_CHEAP / 2 - 1] + w[SAMPLES_CHEAP / 2]) / 2.0,
+               (rd[SAMPLES_CHEAP / 2 - 1] + rd[SAMPLES_CHEAP / 2]) / 2.0, SAMPLES_CHEAP);
 }
 
 static void same_current(const char *disk, const char *label, const char *attr)
@@ -396,6 +478,124 @@ static void test_same_iocost(const char *disk)
                 check(false, "iocost", "disabling iocost on %s failed", disk);
 }
 
+/* median of @n sorted values */
+static double median(const uint64_t *v, int n)
+{
+        return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2.0;
+}
+
+/*
+ * wbt that is off by default (under bfq, or with iocost enabled) reads 0.
+ * Writing that 0 back, as tools that save and restore queue settings do:
+ * each round on a new disk (wbt on by default), turned off by default, its
+ * 0 read and written back (timed), then the default allowed again (back to
+ * mq-deadline, iocost disabled): wbt should be on again, as without the write.
+ */
+static void test_wbt_readback(void)
+{
+        static const char *const how[] = { "bfq", "iocost" };
+        char disk[32], devno[32], val[128], cur[64], label[64];
+        uint64_t w[SAMPLES], t[SAMPLES], t0;
+        int k, i, off_after = 0, r = 0;
+
+        for (k = 0; k < 2; k++) {
+                bool iocost = k == 1;
+
+                snprintf(label, sizeof(label), "wbt_lat_usec:0-%s", how[k]);
+                if (iocost && access(CGROUP2 "/io.cost.qos", F_OK) < 0) {
+                        printf("KT info missing %s\n", label);
+                        continue;
+                }
+                off_after = 0;
+                for (i = 0; i < SAMPLES; i++) {
+                        r = nullb_create("w0", false, false, disk, sizeof(disk), NULL);
+                        r = r ? r : disk_devno(disk, devno, sizeof(devno));
+                        if (r == 0 && iocost) {
+                                snprintf(val, sizeof(val), "%s enable=1", devno);
+                                r = write_attr(CGROUP2 "/io.cost.qos", val);
+                        } else if (r == 0) {
+                                r = qwrite(disk, "scheduler", "bfq");
+                        }
+                        r = r ? r : qread(disk, "wbt_lat_usec", cur, sizeof(cur));
+                        if (r == 0 && strcmp(cur, "0")) {
+                                check(false, label, "wbt_lat_usec reads %s, not 0", cur);
+                                r = -EINVAL;
+                        }
+                        t0 = now_us();
+                        r = r ? r : qwrite_timed(disk, "wbt_lat_usec", cur, &w[i]);
+                        t[i] = now_us() - t0;
+                        if (r == 0 && iocost) {
+                                snprintf(val, sizeof(val), "%s enable=0", devno);
+                                r = write_attr(CGROUP2 "/io.cost.qos", val);
+                        } else if (r == 0) {
+                                r = qwrite(disk, "scheduler", "mq-deadline");
+                        }
+                        r = r ? r : qread(disk, "wbt_lat_usec", cur, sizeof(cur));
+                        nullb_remove("w0");
+                        if (r < 0)
+                                break;
+                        off_after += !strcmp(cur, "0");
+                }
+                if (r < 0) {
+                        check(false, label, "round %d failed: %s", i, strerror(-r));
+                        continue;
+                }
+                qsort(w, SAMPLES, sizeof(w[0]), cmp_u64);
+                qsort(t, SAMPLES, sizeof(t[0]), cmp_u64);
+                printf("KT same %s %.1f %llu %llu %d %.1f\n", label, median(w, SAMPLES),
+                       (unsigned long long)w[0], (unsigned long long)w[SAMPLES - 1], SAMPLES,
+                       median(t, SAMPLES));
+                snprintf(label, sizeof(label), "wbt-0-readback-%s", how[k]);
+                check(off_after == 0, label, "wbt off after the default allowed it again in "
+                      "%d of %d rounds", off_after, SAMPLES);
+        }
+}
+
+/* A host-managed zoned null_blk disk (4 MB zones), for zoned_qd1_writes. */
+static int nullb_create_zoned(const char *name)
+{
+        char p[256];
+        int r;
+
+        snprintf(p, sizeof(p), NULLB_CFS "/%s", name);
+        if (mkdir(p, 0755) < 0)
+                return -errno;
+        if ((r = nullb_attr(name, "size", "256")) < 0 ||
+            (r = nullb_attr(name, "submit_queues", "1")) < 0 ||
+            (r = nullb_attr(name, "poll_queues", "0")) < 0 ||
+            (r = nullb_attr(name, "zoned", "1")) < 0 ||
+            (r = nullb_attr(name, "zone_size", "4")) < 0 ||
+            (r = nullb_attr(name, "power", "1")) < 0)
+                return r;
+        snprintf(p, sizeof(p), "/sys/block/%s", name);
+        return access(p, F_OK) < 0 ? -errno : 0;
+}
+
+static void expect_value(const char *disk, const char *attr, const char *val);
+
+static void test_zoned(void)
+{
+        char p[256];
+        int r;
+
+        r = nullb_create_zoned("z0");
+        if (r < 0) {
+                check(false, "zoned", "cannot create a zoned null_blk disk: %s", strerror(-r));
+                nullb_remove("z0");
+                return;
+        }
+        qpath(p, sizeof(p), "z0", "zoned_qd1_writes");
+        if (access(p, F_OK) == 0) {
+                same_current("z0", "zoned_qd1_writes", "zoned_qd1_writes");
+                expect_value("z0", "zoned_qd1_writes", "1");
+                same_value("z0", "zoned_qd1_writes:1", "zoned_qd1_writes", "1");
+                expect_value("z0", "zoned_qd1_writes", "0");
+        } else {
+                printf("KT info missing zoned_qd1_writes\n");
+        }
+        nullb_remove("z0");
+}
+
 static void test_same(const char *disk)
 {
         static const char *const scheds[] = { "none", "mq-deadline", "bfq" };
@@ -416,12 +616,23 @@ static void test_same(const char *disk)
         if (qwrite(disk, "scheduler", "mq-deadline") < 0)
                 check(false, "setup", "switch to mq-deadline failed");
         same_current(disk, "wbt_lat_usec", "wbt_lat_usec");
-        same_current(disk, "nr_requests", "nr_requests");
-        same_current(disk, "read_ahead_kb", "read_ahead_kb");
+        /* free on every kernel since 7.0: compared with more samples */
+        same_current_n(disk, "nr_requests", "nr_requests", SAMPLES_CHEAP);
+        same_current_n(disk, "read_ahead_kb", "read_ahead_kb", SAMPLES_CHEAP);
+        cheap_pair(disk, "nr_requests");
+        cheap_pair(disk, "read_ahead_kb");
+        cheap_pair(disk, "scheduler");
         same_current(disk, "max_sectors_kb", "max_sectors_kb");
         same_current(disk, "async_depth", "async_depth");
+        same_current_n(disk, "nomerges", "nomerges", SAMPLES);
+        same_current_n(disk, "rq_affinity", "rq_affinity", SAMPLES);
+        same_current_n(disk, "io_poll", "io_poll", SAMPLES);
+        same_current_n(disk, "io_poll_delay", "io_poll_delay", SAMPLES);
+        same_current_n(disk, "io_timeout", "io_timeout", SAMPLES);
         test_same_failing(disk);
         test_same_iocost(disk);
+        test_wbt_readback();
+        test_zoned();
 }
 
 static void expect_sched(const char *disk, const char *want)
@@ -910,6 +1121,107 @@ out:
         nullb_remove("s0");
 }
 
+/*
+ * nr_hw_queues updates (null_blk's submit_queues switched between 1 and 2 by a
+ * child) leave the queue without its elevator, and with nr_requests reset, for
+ * a while.  First half: the current scheduler and nr_requests are written
+ * again meanwhile; such writes may fail with EBUSY during an update, never
+ * otherwise.  Second half: "none" is written to the queue on mq-deadline; once
+ * an update that started after the write returned has finished, the queue
+ * must still be on none: a write that the transient none of an update made
+ * look unchanged would have been undone by the update.
+ */
+static void test_nrhwq(int seconds)
+{
+        unsigned long same = 0, ebusy = 0, errors = 0, none_ok = 0, none_ebusy = 0, lost = 0;
+        unsigned long *updates, u0;
+        char disk[32], cur[64], nr[32];
+        uint64_t end, mid;
+        int status, r;
+        pid_t pid;
+
+        updates = mmap(NULL, sizeof(*updates), PROT_READ | PROT_WRITE,
+                       MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+        if (updates == MAP_FAILED) {
+                check(false, "nrhwq", "mmap: %s", strerror(errno));
+                return;
+        }
+        *updates = 0;
+        if (nullb_create("h0", false, false, disk, sizeof(disk), NULL) < 0) {
+                check(false, "nrhwq", "cannot create the null_blk disk");
+                goto out;
+        }
+        mid = now_us() + (uint64_t)seconds * 1000000 / 2;
+        end = mid + (uint64_t)seconds * 1000000 / 2;
+        pid = fork();
+        if (pid == 0) {
+                unsigned long i = 0, bad = 0;
+
+                while (now_us() < end) {
+                        if (nullb_attr("h0", "submit_queues", i++ % 2 ? "1" : "2") == 0)
+                                __atomic_add_fetch(updates, 1, __ATOMIC_SEQ_CST);
+                        else
+                                bad++;
+                }
+                _exit(bad ? 3 : 0);
+        }
+        while (now_us() < mid) {
+                if (current_sched(disk, cur, sizeof(cur)) < 0 ||
+                    qread(disk, "nr_requests", nr, sizeof(nr)) < 0) {
+                        errors++;
+                        continue;
+                }
+                r = qwrite(disk, "scheduler", cur);
+                r = r ? r : qwrite(disk, "nr_requests", nr);
+                if (r == -EBUSY)
+                        ebusy++;
+                else if (r < 0)
+                        errors++;
+                else
+                        same++;
+        }
+        while (now_us() < end) {
+                while ((r = qwrite(disk, "scheduler", "mq-deadline")) == -EBUSY &&
+                       now_us() < end)
+                        ;
+                if (r < 0)
+                        continue;
+                r = qwrite(disk, "scheduler", "none");
+                if (r == -EBUSY) {
+                        none_ebusy++;
+                        continue;
+                }
+                if (r < 0) {
+                        errors++;
+                        continue;
+                }
+                none_ok++;
+                /* wait for the update in flight, if any, to finish */
+                u0 = __atomic_load_n(updates, __ATOMIC_SEQ_CST);
+                while (__atomic_load_n(updates, __ATOMIC_SEQ_CST) < u0 + 1 && now_us() < end)
+                        sched_yield();
+                if (__atomic_load_n(updates, __ATOMIC_SEQ_CST) < u0 + 1)
+                        break;
+                if (current_sched(disk, cur, sizeof(cur)) < 0)
+                        errors++;
+                else if (strcmp(cur, "none"))
+                        lost++;
+        }
+        if (waitpid(pid, &status, 0) < 0 || !WIFEXITED(status) || WEXITSTATUS(status))
+                errors++;
+        printf("KT nrhwq %d %lu %lu %lu %lu\n", seconds, *updates, same, ebusy, errors);
+        printf("KT nrhwq-lost %lu %lu %lu %lu\n", *updates, none_ok, none_ebusy, lost);
+        check(*updates > 0 && same > 0 && !errors, "nrhwq-same-value",
+              "%lu same-value scheduler+nr_requests writes during %lu nr_hw_queues updates: "
+              "%lu EBUSY, %lu errors", same, *updates, ebusy, errors);
+        check(none_ok > 0 && !lost, "nrhwq-no-lost-write",
+              "%lu writes of none to a queue on mq-deadline during nr_hw_queues updates "
+              "(%lu EBUSY): %lu undone", none_ok, none_ebusy, lost);
+out:
+        nullb_remove("h0");
+        munmap(updates, sizeof(*updates));
+}
+
 /* 4k O_DIRECT reads at QD1 for @seconds: unplugged scheduler inserts. */
 static void test_iops(const char *disk, const char *sched, int seconds)
 {
@@ -981,6 +1293,7 @@ int main(int argc, char **argv)
                 test_changes(argv[2]);
                 test_add();
                 test_shared(6);
+                test_nrhwq(8);
                 test_iops(argv[3], "mq-deadline", 3);
                 test_iops(argv[3], "none", 3);
         } else if (argc == 5 && !strcmp(argv[1], "stress")) {
