@@ -24,6 +24,7 @@
  * Only this guest's null_blk disks are touched; it never runs on the host.
  */
 #define _GNU_SOURCE
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <signal.h>
@@ -116,7 +117,7 @@ static void qpath(char *buf, size_t size, const char *disk, const char *attr)
 static int qwrite_timed(const char *disk, const char *attr, const char *val,
                         uint64_t *ret_write_us)
 {
-        char p[256];
+        char p[320];
 
         qpath(p, sizeof(p), disk, attr);
         return write_attr_timed(p, val, ret_write_us);
@@ -129,7 +130,7 @@ static int qwrite(const char *disk, const char *attr, const char *val)
 
 static int qread(const char *disk, const char *attr, char *buf, size_t size)
 {
-        char p[256];
+        char p[320];
 
         qpath(p, sizeof(p), disk, attr);
         return read_attr(p, buf, size);
@@ -1254,6 +1255,75 @@ static void test_iops(const char *disk, const char *sched, int seconds)
         printf("KT iops %s %llu\n", sched, (unsigned long long)(n / seconds));
 }
 
+/*
+ * The same-value rewriter that verify --blktests runs beside every test:
+ * until SIGTERM, every 10 ms, the current scheduler (also "none") and
+ * nr_requests of every disk but the guest's root (vda) are written back, as
+ * udev rules and tuning tools do.  Prints one line when stopped:
+ *   KT rewriter <writes> <ebusy> <enoent_enodev> <other_errors> <slowest_us>
+ * (a disk removed between the read and the write counts as ENOENT/ENODEV).
+ */
+static volatile sig_atomic_t rewriter_stop;
+
+static void on_term(int sig)
+{
+        (void)sig;
+        rewriter_stop = 1;
+}
+
+static void rewrite_one(const char *disk, const char *attr, const char *val,
+                        unsigned long *c, uint64_t *slowest)
+{
+        uint64_t t0 = now_us(), dt;
+        int r = qwrite(disk, attr, val);
+
+        dt = now_us() - t0;
+        if (dt > *slowest)
+                *slowest = dt;
+        c[0]++;
+        if (r == -EBUSY)
+                c[1]++;
+        else if (r == -ENOENT || r == -ENODEV)
+                c[2]++;
+        else if (r < 0) {
+                c[3]++;
+                if (c[3] <= 10)
+                        fprintf(stderr, "rewriter: %s %s '%s': %s\n", disk, attr, val,
+                                strerror(-r));
+        }
+}
+
+static int rewriter(void)
+{
+        unsigned long c[4] = { 0 };
+        uint64_t slowest = 0;
+        struct timespec pause = { 0, 10 * 1000 * 1000 };
+        char cur[64];
+        struct dirent *de;
+        DIR *d;
+
+        signal(SIGTERM, on_term);
+        signal(SIGINT, on_term);
+        while (!rewriter_stop) {
+                d = opendir("/sys/block");
+                if (!d)
+                        return 1;
+                while ((de = readdir(d)) && !rewriter_stop) {
+                        if (de->d_name[0] == '.' || !strcmp(de->d_name, "vda"))
+                                continue;
+                        if (current_sched(de->d_name, cur, sizeof(cur)) == 0)
+                                rewrite_one(de->d_name, "scheduler", cur, c, &slowest);
+                        if (qread(de->d_name, "nr_requests", cur, sizeof(cur)) == 0)
+                                rewrite_one(de->d_name, "nr_requests", cur, c, &slowest);
+                }
+                closedir(d);
+                nanosleep(&pause, NULL);
+        }
+        printf("KT rewriter %lu %lu %lu %lu %llu\n", c[0], c[1], c[2], c[3],
+               (unsigned long long)slowest);
+        return 0;
+}
+
 static void on_alarm(int sig)
 {
         (void)sig;
@@ -1265,7 +1335,7 @@ static void on_alarm(int sig)
 static int usage(void)
 {
         fprintf(stderr, "usage: ktest setup | measure DISK0 DISK1 | stress SECONDS DISK0 DISK1 | "
-                "addbench N\n");
+                "addbench N | rewrite\n");
         return 2;
 }
 
@@ -1276,6 +1346,8 @@ int main(int argc, char **argv)
         setvbuf(stdout, NULL, _IOLBF, 0);
         signal(SIGALRM, on_alarm);
 
+        if (argc == 2 && !strcmp(argv[1], "rewrite"))
+                return rewriter();
         if (argc == 2 && !strcmp(argv[1], "setup")) {
                 /* Two memory-backed single-queue disks for the tests and for dd. */
                 if (nullb_create("t0", true, false, d0, sizeof(d0), NULL) < 0 ||

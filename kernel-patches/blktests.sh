@@ -1,0 +1,207 @@
+# kernel-patches/blktests.sh: verify --blktests, sourced by verify after its
+# check stages (log, pass, die, stage, finish, patches, pname, src_base and
+# cache come from there).
+#
+# Builds the unpatched and the patched 7.3 kernel (tinyconfig plus
+# blktests.fragment: PROVE_LOCKING, KASAN, DEBUG_ATOMIC_SLEEP, null_blk,
+# scsi_debug, nvme-loop, dm-crypt as modules), a Debian 12 image with blktests
+# (../shared/blktests) built in it, and boots each kernel in QEMU (TCG) on the
+# tests not run yet on it.  Every test runs with the same-value rewriter beside
+# it (guest/blktests-init).  Results accumulate per kernel in
+# $cache/blktests/results-KERNEL.txt, so a run that stops (a time limit, a
+# hung guest, the session) continues where it stopped; --blktests-reset starts
+# over.  Only this guest's disks are touched.
+
+blktests_src=${IOSCHED_BLKTESTS:-$here/../../shared/blktests}
+bt=$cache/blktests
+bt_minutes=${IOSCHED_BLKTESTS_MINUTES:-90}
+# The review's list (kernel-review-v2.md section 6): block/, throtl/, zbd/,
+# scsi/010 and the NVMe tests over the loop transport.
+bt_default="block/001 block/005 block/014 block/015 block/016 block/020 block/021 block/022
+block/027 block/029 block/030 block/031 block/035 block/037 block/038 block/040 block/047
+throtl/001 throtl/002 throtl/003 throtl/004 throtl/005 throtl/006 throtl/007 throtl/008
+zbd/012 zbd/013 scsi/010 nvme/040 nvme/048 nvme/053"
+bt_pkgs=bash,fio,util-linux,kmod,udev,nvme-cli,e2fsprogs,cryptsetup-bin,dmsetup,gawk,procps,psmisc,sg3-utils,bc,xfsprogs,coreutils,diffutils,findutils,grep,sed,jq
+
+[ -d "$blktests_src/tests" ] || die "no blktests at $blktests_src (set IOSCHED_BLKTESTS)"
+mkdir -p "$bt"
+[ "$bt_reset" = 0 ] || { log "forgetting earlier blktests results"; rm -f "$bt"/results-*.txt; }
+[ -n "$bt_tests" ] || bt_tests=$bt_default
+for t in $bt_tests; do
+	[ -f "$blktests_src/tests/$t" ] || die "no blktests test $t"
+done
+
+# ------------------------------------------------------------- kernels
+# One build directory for both kernels, in the tree verify keeps: the series
+# reverted (unpatched), then applied (patched).  A kernel is rebuilt only when
+# its key (fragments, and for the patched one the code of the series) changed.
+bt_fragments=("$here/blktests.fragment")
+bt_key() { # unpatched|patched
+	{
+		cat "${bt_fragments[@]}"
+		echo "$1"
+		if [ "$1" = patched ]; then for p in "${patches[@]}"; do patch_code "$p"; done; fi
+	} | sha256sum | cut -c1-16
+}
+bt_build() { # unpatched|patched
+	local kind=$1 key dir build=$cache/build-blktests t=$SECONDS line
+	key=$(bt_key "$kind")
+	dir=$bt/kernel-$kind
+	if [ "$(cat "$dir/key" 2>/dev/null)" = "$key" ] && [ -f "$dir/bzImage" ]; then
+		pass "blktests kernel, $kind: built before ($key)"
+		return
+	fi
+	if ! cmp -s <(cat "${bt_fragments[@]}") "$build/.iosched-fragment" 2>/dev/null; then
+		mkdir -p "$build"
+		make -s -C "$src_patched" O="$build" ARCH=x86_64 tinyconfig >/dev/null
+		"$src_patched"/scripts/kconfig/merge_config.sh -m -O "$build" "$build/.config" \
+			"${bt_fragments[@]}" >/dev/null
+		make -s -C "$src_patched" O="$build" ARCH=x86_64 olddefconfig >/dev/null
+		while read -r line; do
+			case "$line" in
+			CONFIG_*) grep -qx "$line" "$build/.config" || die "blktests config: $line did not stick" ;;
+			esac
+		done < <(cat "${bt_fragments[@]}")
+		cat "${bt_fragments[@]}" >"$build/.iosched-fragment"
+	fi
+	log "building the $kind blktests kernel (lockdep, KASAN: long)"
+	if ! make -C "$src_patched" O="$build" ARCH=x86_64 -j"$jobs" bzImage modules >"$build/build.log" 2>&1; then
+		tail -n 40 "$build/build.log"
+		die "blktests build failed: $kind"
+	fi
+	rm -rf "$dir"
+	mkdir -p "$dir/modules"
+	make -s -C "$src_patched" O="$build" ARCH=x86_64 INSTALL_MOD_PATH="$dir/modules" \
+		INSTALL_MOD_STRIP=1 modules_install >/dev/null
+	cp "$build/arch/x86/boot/bzImage" "$dir/bzImage"
+	echo "$key" >"$dir/key"
+	pass "blktests kernel, $kind: built in $((SECONDS - t))s"
+}
+# The tree as verify's build stages leave it: copy, revert what it carries.
+src_patched=$cache/src/patched
+applied=$cache/src/patched.applied
+if [ -d "$src_patched" ] && [ -s "$applied/series" ]; then
+	tac "$applied/series" | while read -r p; do
+		(cd "$src_patched" && git apply -R "$applied/$p") || exit 1
+	done || { log "cannot revert the previous series; starting over"; rm -rf "$src_patched"; }
+fi
+[ -d "$src_patched" ] || { log "copying the pristine tree"; cp -a "$src_base" "$src_patched"; }
+rm -rf "$applied"
+mkdir -p "$applied"
+: >"$applied/series"
+# The images of the other modes were built from what the tree carried.
+rm -f "$cache"/images/prefix-*.bzImage
+
+stage blktests-build
+bt_build unpatched
+i=0
+for p in "${patches[@]}"; do
+	i=$((i + 1))
+	(cd "$src_patched" && git apply "$p") || die "git apply $(pname "$p")"
+	name=$(printf '%02d-%s' "$i" "$(basename "$p")")
+	cp "$p" "$applied/$name"
+	echo "$name" >>"$applied/series"
+done
+bt_build patched
+
+# ------------------------------------------------------------- image
+stage blktests-image
+root=$bt/root
+if [ ! -f "$root/.iosched-done" ]; then
+	rm -rf "$root"
+	mirror=$("$here/../tools/debian-mirror") || die "no Debian mirror in /etc/apt; set IOSCHED_DEBIAN_MIRROR"
+	log "debootstrap bookworm ($mirror) into $root"
+	debootstrap --variant=minbase --include="$bt_pkgs" \
+		--keyring=/usr/share/keyrings/debian-archive-keyring.gpg \
+		bookworm "$root" "$mirror" >"$bt/debootstrap.log" 2>&1 ||
+		die "debootstrap failed, see $bt/debootstrap.log"
+	touch "$root/.iosched-done"
+fi
+# blktests, built here (same Debian release as the image), its config, the
+# rewriter and PID 1.
+rm -rf "$root/blktests"
+cp -a "$blktests_src" "$root/blktests"
+rm -rf "$root/blktests/results"
+make -s -C "$root/blktests" >"$bt/blktests-build.log" 2>&1 || die "building blktests failed, see $bt/blktests-build.log"
+cat >"$root/blktests/config" <<'EOF'
+# verify --blktests: the scratch disk, short TIMED runs (TCG), NVMe over loop
+TEST_DEVS=(/dev/vdb)
+TIMEOUT=20
+nvme_trtype=loop
+EOF
+gcc -static -O2 -Wall -Wextra -Werror -std=gnu11 -o "$root/usr/local/bin/ktest" "$here/guest/ktest.c"
+install -m 0755 "$here/guest/blktests-init" "$root/blktests-init"
+pass "blktests image ready (blktests $(cat "$blktests_src/.iosched-version" 2>/dev/null || echo "from $blktests_src"))"
+
+# ------------------------------------------------------------- boots
+# bt_todo KIND: the tests of the list without a result on that kernel yet.
+bt_todo() {
+	local t
+	for t in $bt_tests; do
+		grep -q "^$t " "$bt/results-$1.txt" 2>/dev/null || echo "$t"
+	done
+}
+bt_boot() { # unpatched|patched
+	local kind=$1 todo img log t=$SECONDS cur
+	todo=$(bt_todo "$kind" | tr '\n' ',' | sed 's/,$//')
+	if [ -z "$todo" ]; then
+		pass "blktests, $kind: every listed test has a result"
+		return
+	fi
+	img=$bt/disk-$kind.img
+	rm -f "$img"
+	rm -rf "$root/lib/modules"
+	mkdir -p "$root/lib/modules"
+	cp -a "$bt/kernel-$kind/modules/lib/modules/." "$root/lib/modules/"
+	truncate -s 3G "$img"
+	mkfs.ext4 -q -F -L btroot -d "$root" "$img" || die "mkfs.ext4 -d for $kind failed"
+	truncate -s 0 "$bt/scratch.img"
+	truncate -s 1G "$bt/scratch.img"
+	log=$bt/console-$kind.log
+	log "booting the $kind blktests kernel on: $todo (at most $bt_minutes min)"
+	timeout $((bt_minutes * 60)) qemu-system-x86_64 -accel tcg -smp 2 -m 3072 \
+		-display none -monitor none -serial "file:$log" -no-reboot \
+		-kernel "$bt/kernel-$kind/bzImage" \
+		-drive "file=$img,if=virtio,format=raw,cache=unsafe" \
+		-drive "file=$bt/scratch.img,if=virtio,format=raw,cache=unsafe" \
+		-append "console=ttyS0 root=/dev/vda rw init=/blktests-init panic=-1 loglevel=5 blktests.label=$kind blktests.tests=$todo" ||
+		log "qemu exited with $? for $kind"
+	tr -d '\r' <"$log" >"$log.tmp" && mv "$log.tmp" "$log"
+	cat "$log" >>"$bt/console-$kind.all.log"
+	# Results as they came; a test that started but has none took the guest
+	# down (or the time limit did): recorded as such, not run again.
+	cur=
+	while read -r -a w; do
+		case "${w[1]}" in
+		start) cur=${w[2]} ;;
+		result) echo "${w[*]:2}" >>"$bt/results-$kind.txt"; cur= ;;
+		dmesg) echo "${w[*]:2}" >>"$bt/dmesg-$kind.txt" ;;
+		esac
+	done < <(grep -a '^BT ' "$log")
+	if [ -n "$cur" ]; then
+		if [ $((SECONDS - t)) -ge $((bt_minutes * 60)) ]; then
+			log "$kind: the time limit stopped the guest in $cur; it runs again next time"
+		else
+			echo "$cur died - - - - - -" >>"$bt/results-$kind.txt"
+			log "$kind: the guest died in $cur (see $log)"
+		fi
+	fi
+	pass "blktests, $kind: booted for $((SECONDS - t))s"
+}
+stage blktests-boot-unpatched
+bt_boot unpatched
+stage blktests-boot-patched
+bt_boot patched
+
+# ------------------------------------------------------------- report
+stage blktests-report
+python3 "$here/report.py" --blktests "$bt" $bt_tests | tee "$bt/table.md"
+rc=${PIPESTATUS[0]}
+[ "$rc" = 0 ] || [ "$rc" = 3 ] || die "blktests: see the table above"
+if [ "$rc" = 3 ]; then
+	log "blktests: tests of the list still to run; run verify --blktests again"
+	echo "verify: $passed passed, 0 failed, blktests incomplete (blktests, $((SECONDS - start))s)"
+	exit 0
+fi
+pass "blktests: every listed test ran on both kernels; none passes unpatched and fails patched"
+finish --blktests
