@@ -175,6 +175,12 @@ static int cmp_u64(const void *a, const void *b)
         return x < y ? -1 : x > y;
 }
 
+/* median of @n sorted values */
+static double median(const uint64_t *v, int n)
+{
+        return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2.0;
+}
+
 /* Nearest-rank percentile of a sorted array. */
 static uint64_t pct(const uint64_t *v, int n, int p)
 {
@@ -220,10 +226,8 @@ static void same_value_path_n(const char *path, const char *label, const char *v
         qsort(t, n, sizeof(t[0]), cmp_u64);
         qsort(w, n, sizeof(w[0]), cmp_u64);
         /* write() alone, then open+write+close */
-        printf("KT same %s %.1f %llu %llu %d %.1f\n", label,
-               (w[n / 2 - 1] + w[n / 2]) / 2.0,
-               (unsigned long long)w[0], (unsigned long long)w[n - 1], n,
-               (t[n / 2 - 1] + t[n / 2]) / 2.0);
+        printf("KT same %s %.1f %llu %llu %d %.1f\n", label, median(w, n),
+               (unsigned long long)w[0], (unsigned long long)w[n - 1], n, median(t, n));
         fflush(stdout);
 }
 
@@ -243,10 +247,12 @@ static void same_value(const char *disk, const char *label, const char *attr,
 }
 
 /*
- * The current value written back @n times; a write that fails (io_poll on a
- * queue without poll queues) is timed as a failing one, and said so.
+ * The current value written back @n times.  With @may_fail, a write that
+ * fails (io_poll on a queue without poll queues) is timed as a failing one,
+ * and said so; else a failure fails the check @label.
  */
-static void same_current_n(const char *disk, const char *label, const char *attr, int n)
+static void same_current_n(const char *disk, const char *label, const char *attr, int n,
+                           bool may_fail)
 {
         char cur[64], p[256];
         int r;
@@ -261,7 +267,7 @@ static void same_current_n(const char *disk, const char *label, const char *attr
                 return;
         }
         qpath(p, sizeof(p), disk, attr);
-        r = write_attr(p, cur);
+        r = may_fail ? write_attr(p, cur) : 0;
         if (r < 0)
                 printf("KT info fails %s %s\n", label, strerror(-r));
         same_value_path_n(p, label, cur, r, n);
@@ -307,25 +313,13 @@ static void cheap_pair(const char *disk, const char *attr)
         }
         qsort(w, SAMPLES_CHEAP, sizeof(w[0]), cmp_u64);
         qsort(rd, SAMPLES_CHEAP, sizeof(rd[0]), cmp_u64);
-        printf("KT cheap %s %.1f %.1f %d\n", attr, (w[SAMPLES_CHEAP / 2 - 1] + w[SAMPLES_CHEAP / 2]) / 2.0,
-               (rd[SAMPLES_CHEAP / 2 - 1] + rd[SAMPLES_CHEAP / 2]) / 2.0, SAMPLES_CHEAP);
+        printf("KT cheap %s %.1f %.1f %d\n", attr, median(w, SAMPLES_CHEAP),
+               median(rd, SAMPLES_CHEAP), SAMPLES_CHEAP);
 }
 
 static void same_current(const char *disk, const char *label, const char *attr)
 {
-        char cur[64];
-        int r;
-
-        r = qread(disk, attr, cur, sizeof(cur));
-        if (r == -ENOENT) {
-                printf("KT info missing %s\n", label);
-                return;
-        }
-        if (r < 0) {
-                check(false, label, "read failed: %s", strerror(-r));
-                return;
-        }
-        same_value(disk, label, attr, cur);
+        same_current_n(disk, label, attr, SAMPLES, false);
 }
 
 static int nullb_attr(const char *name, const char *attr, const char *val)
@@ -479,12 +473,6 @@ static void test_same_iocost(const char *disk)
                 check(false, "iocost", "disabling iocost on %s failed", disk);
 }
 
-/* median of @n sorted values */
-static double median(const uint64_t *v, int n)
-{
-        return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2.0;
-}
-
 /*
  * wbt that is off by default (under bfq, or with iocost enabled) reads 0.
  * Writing that 0 back, as tools that save and restore queue settings do:
@@ -492,10 +480,20 @@ static double median(const uint64_t *v, int n)
  * 0 read and written back (timed), then the default allowed again (back to
  * mq-deadline, iocost disabled): wbt should be on again, as without the write.
  */
+static int wbt_default_allowed(const char *disk, const char *devno, bool iocost, bool allow)
+{
+        char val[128];
+
+        if (!iocost)
+                return qwrite(disk, "scheduler", allow ? "mq-deadline" : "bfq");
+        snprintf(val, sizeof(val), "%s enable=%d", devno, !allow);
+        return write_attr(CGROUP2 "/io.cost.qos", val);
+}
+
 static void test_wbt_readback(void)
 {
         static const char *const how[] = { "bfq", "iocost" };
-        char disk[32], devno[32], val[128], cur[64], label[64];
+        char disk[32], devno[32], cur[64], label[64];
         uint64_t w[SAMPLES], t[SAMPLES], t0;
         int k, i, off_after = 0, r = 0;
 
@@ -511,12 +509,7 @@ static void test_wbt_readback(void)
                 for (i = 0; i < SAMPLES; i++) {
                         r = nullb_create("w0", false, false, disk, sizeof(disk), NULL);
                         r = r ? r : disk_devno(disk, devno, sizeof(devno));
-                        if (r == 0 && iocost) {
-                                snprintf(val, sizeof(val), "%s enable=1", devno);
-                                r = write_attr(CGROUP2 "/io.cost.qos", val);
-                        } else if (r == 0) {
-                                r = qwrite(disk, "scheduler", "bfq");
-                        }
+                        r = r ? r : wbt_default_allowed(disk, devno, iocost, false);
                         r = r ? r : qread(disk, "wbt_lat_usec", cur, sizeof(cur));
                         if (r == 0 && strcmp(cur, "0")) {
                                 check(false, label, "wbt_lat_usec reads %s, not 0", cur);
@@ -525,12 +518,7 @@ static void test_wbt_readback(void)
                         t0 = now_us();
                         r = r ? r : qwrite_timed(disk, "wbt_lat_usec", cur, &w[i]);
                         t[i] = now_us() - t0;
-                        if (r == 0 && iocost) {
-                                snprintf(val, sizeof(val), "%s enable=0", devno);
-                                r = write_attr(CGROUP2 "/io.cost.qos", val);
-                        } else if (r == 0) {
-                                r = qwrite(disk, "scheduler", "mq-deadline");
-                        }
+                        r = r ? r : wbt_default_allowed(disk, devno, iocost, true);
                         r = r ? r : qread(disk, "wbt_lat_usec", cur, sizeof(cur));
                         nullb_remove("w0");
                         if (r < 0)
@@ -618,18 +606,18 @@ static void test_same(const char *disk)
                 check(false, "setup", "switch to mq-deadline failed");
         same_current(disk, "wbt_lat_usec", "wbt_lat_usec");
         /* free on every kernel since 7.0: compared with more samples */
-        same_current_n(disk, "nr_requests", "nr_requests", SAMPLES_CHEAP);
-        same_current_n(disk, "read_ahead_kb", "read_ahead_kb", SAMPLES_CHEAP);
+        same_current_n(disk, "nr_requests", "nr_requests", SAMPLES_CHEAP, false);
+        same_current_n(disk, "read_ahead_kb", "read_ahead_kb", SAMPLES_CHEAP, false);
         cheap_pair(disk, "nr_requests");
         cheap_pair(disk, "read_ahead_kb");
         cheap_pair(disk, "scheduler");
         same_current(disk, "max_sectors_kb", "max_sectors_kb");
         same_current(disk, "async_depth", "async_depth");
-        same_current_n(disk, "nomerges", "nomerges", SAMPLES);
-        same_current_n(disk, "rq_affinity", "rq_affinity", SAMPLES);
-        same_current_n(disk, "io_poll", "io_poll", SAMPLES);
-        same_current_n(disk, "io_poll_delay", "io_poll_delay", SAMPLES);
-        same_current_n(disk, "io_timeout", "io_timeout", SAMPLES);
+        same_current_n(disk, "nomerges", "nomerges", SAMPLES, true);
+        same_current_n(disk, "rq_affinity", "rq_affinity", SAMPLES, true);
+        same_current_n(disk, "io_poll", "io_poll", SAMPLES, true);
+        same_current_n(disk, "io_poll_delay", "io_poll_delay", SAMPLES, true);
+        same_current_n(disk, "io_timeout", "io_timeout", SAMPLES, true);
         test_same_failing(disk);
         test_same_iocost(disk);
         test_wbt_readback();
@@ -1042,6 +1030,28 @@ static void test_stress(char *const *disks, int ndisks, int seconds)
               (unsigned long long)total.slowest);
 }
 
+/* The current scheduler and nr_requests of @disk written again; counted. */
+static void rewrite_current(const char *disk, unsigned long *same, unsigned long *ebusy,
+                            unsigned long *errors)
+{
+        char cur[64], nr[32];
+        int r;
+
+        if (current_sched(disk, cur, sizeof(cur)) < 0 ||
+            qread(disk, "nr_requests", nr, sizeof(nr)) < 0) {
+                (*errors)++;
+                return;
+        }
+        r = qwrite(disk, "scheduler", cur);
+        r = r ? r : qwrite(disk, "nr_requests", nr);
+        if (r == -EBUSY)
+                (*ebusy)++;
+        else if (r < 0)
+                (*errors)++;
+        else
+                (*same)++;
+}
+
 /*
  * Two disks sharing one tag set (null_blk shared_tags=1), like the LUNs of a
  * SCSI host or the namespaces of an NVMe controller: a child switches the
@@ -1055,8 +1065,8 @@ static void test_shared(int seconds)
         static const char *const scheds[] = { "none", "mq-deadline", "kyber", "bfq" };
         static const char *const nrs[] = { "32", "64", "48" };
         unsigned long same = 0, ebusy = 0, errors = 0, changes = 0;
-        char s0[32], s1[32], cur[64], nr[32];
-        int pfd[2], phase, status, r;
+        char s0[32], s1[32];
+        int pfd[2], phase, status;
         uint64_t end;
         pid_t pid;
 
@@ -1092,21 +1102,8 @@ static void test_shared(int seconds)
                 while (qwrite(s1, "scheduler", phase ? "none" : "mq-deadline") == -EBUSY &&
                        now_us() < phase_end)
                         ;
-                while (now_us() < phase_end) {
-                        if (current_sched(s1, cur, sizeof(cur)) < 0 ||
-                            qread(s1, "nr_requests", nr, sizeof(nr)) < 0) {
-                                errors++;
-                                continue;
-                        }
-                        r = qwrite(s1, "scheduler", cur);
-                        r = r ? r : qwrite(s1, "nr_requests", nr);
-                        if (r == -EBUSY)
-                                ebusy++;
-                        else if (r < 0)
-                                errors++;
-                        else
-                                same++;
-                }
+                while (now_us() < phase_end)
+                        rewrite_current(s1, &same, &ebusy, &errors);
         }
         if (read(pfd[0], &changes, sizeof(changes)) != sizeof(changes))
                 errors++;
@@ -1136,7 +1133,7 @@ static void test_nrhwq(int seconds)
 {
         unsigned long same = 0, ebusy = 0, errors = 0, none_ok = 0, none_ebusy = 0, lost = 0;
         unsigned long *updates, u0;
-        char disk[32], cur[64], nr[32];
+        char disk[32], cur[64];
         uint64_t end, mid;
         int status, r;
         pid_t pid;
@@ -1166,21 +1163,8 @@ static void test_nrhwq(int seconds)
                 }
                 _exit(bad ? 3 : 0);
         }
-        while (now_us() < mid) {
-                if (current_sched(disk, cur, sizeof(cur)) < 0 ||
-                    qread(disk, "nr_requests", nr, sizeof(nr)) < 0) {
-                        errors++;
-                        continue;
-                }
-                r = qwrite(disk, "scheduler", cur);
-                r = r ? r : qwrite(disk, "nr_requests", nr);
-                if (r == -EBUSY)
-                        ebusy++;
-                else if (r < 0)
-                        errors++;
-                else
-                        same++;
-        }
+        while (now_us() < mid)
+                rewrite_current(disk, &same, &ebusy, &errors);
         while (now_us() < end) {
                 while ((r = qwrite(disk, "scheduler", "mq-deadline")) == -EBUSY &&
                        now_us() < end)
