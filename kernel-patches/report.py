@@ -46,10 +46,8 @@ KERNELS = {
         "names": ("+fixes", "+fixes+next"),
         "free": ["async_depth", "nr_requests:below-min", "async_depth:none", "io.cost.qos",
                  "io.cost.model", "zoned_qd1_writes", "zoned_qd1_writes:1",
-                 "wbt_lat_usec:0-bfq", "wbt_lat_usec:0-iocost"],
-        # Still runs modprobe for the unknown name (the module might exist);
-        # only the freeze and the allocation must be gone: well below before.
-        "cheaper": {"scheduler:unknown": 0.5},
+                 "wbt_lat_usec:0-bfq", "wbt_lat_usec:0-iocost", "scheduler:unknown"],
+        "cheaper": {},
         # Free before and after: the checks the series adds before the
         # trylock must not make them slower (write/read, see the cheap table).
         "not_slower": ["nr_requests", "read_ahead_kb", "scheduler"],
@@ -301,10 +299,16 @@ def main():
             problems.append(f"{a}: {P} median is {ratio * 100:.1f}% of {B} "
                             f"(must be < {k['cheaper'][a] * 100:.0f}%)")
     print("\n(nr_requests:below-min: nr_requests 4, writing 1, which is clamped to 4; "
-          "scheduler:unknown: an unknown name, fails with EINVAL, after requesting the "
-          "module bogus-iosched on every kernel (see the modprobe table); async_depth:none: "
+          "scheduler:unknown: an unknown name, fails with EINVAL; every kernel requests the "
+          "module bogus-iosched for it (see the modprobe table), timed here with "
+          "/proc/sys/kernel/modprobe empty, so that request_module() returns at once and "
+          "what remains is the store's own work; async_depth:none: "
           "async_depth of a queue without an elevator, fails with EINVAL; io.cost.*: "
-          "the cgroup2 root's files, the same user parameters written again.)")
+          "the cgroup2 root's files, the same user parameters written again; nomerges, "
+          "rq_affinity, io_poll (fails, EINVAL: no poll queues), io_poll_delay, io_timeout: "
+          "the current value; zoned_qd1_writes(:1): a zoned null_blk disk, 0 and 1; "
+          "wbt_lat_usec:0-bfq/-iocost: the 0 that wbt off by default reads, written back, "
+          "one write per round on a new disk.)")
 
     print("\nmodprobe runs (request_module()) during the same-value scheduler writes "
           "(the program in /proc/sys/kernel/modprobe replaced by a script that logs "
