@@ -19,6 +19,8 @@ guest_disk_serials="iosroot iosnvme ioszns iosvd1q iosvd2q iosscsi iossata iosus
 # initramfs loads existed.)
 guest_qemu_args() {
 	local d=$tmp/disks-$kernel_name
+	# A free port for the guest's sshd, once per run.
+	: "${guest_ssh_port:=$(python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')}"
 	mkdir -p "$d"
 	for s in iosnvme iosvd1q iosvd2q iosscsi iossata iosusb; do
 		[ -f "$d/$s.img" ] || truncate -s 1G "$d/$s.img"
@@ -28,7 +30,10 @@ guest_qemu_args() {
 	[ -f "$d/root.qcow2" ] || qemu-img create -q -f qcow2 -b "$disk_img" -F raw "$d/root.qcow2"
 	qemu_args=(
 		-accel tcg -cpu max -smp 2 -m 1536 -M q35 -nodefaults -display none -monitor none
-		-no-user-config -nic none
+		-no-user-config
+		# QEMU's user network, only for fleet.sh's ssh: restrict=on keeps the guest from
+		# reaching anything; the host reaches its sshd on 127.0.0.1:$guest_ssh_port.
+		-nic "user,model=virtio-net-pci,restrict=on,hostfwd=tcp:127.0.0.1:$guest_ssh_port-:22"
 		-serial "file:$tmp/console-$kernel_name.log"
 		-kernel "$kernel_dir/vmlinuz" -initrd "$kernel_dir/initramfs.cpio.gz"
 		-append "console=ttyS0 loglevel=4 panic=-1 systemd.show_status=0 rw"

@@ -12,8 +12,11 @@
 # needs, mounts LABEL=iosroot and switch_roots to systemd. No initramfs-tools in the image.
 
 # Debian 12 packages in the image. The checks need strace (writes to queue attributes) and a
-# logind session for the login user (libpam-systemd); iosched's .deb needs libinih1.
+# logind session for the login user (libpam-systemd); iosched's .deb needs libinih1. The fleet
+# checks (fleet.sh): sshd and python3 with python3-apt for Ansible, podman for the image
+# (and netavark: debootstrap does not pick a provider of its virtual container-network-stack).
 image_pkgs=systemd,systemd-sysv,udev,dbus,polkitd,kmod,libpam-systemd,strace,libinih1,procps
+image_pkgs+=,openssh-server,python3,python3-apt,podman,netavark
 image_suite=bookworm
 image_user=alice
 
@@ -41,6 +44,10 @@ image_configure() {
 	mkdir -p "$root/etc/systemd/journald.conf.d"
 	printf '[Journal]\nStorage=volatile\nRateLimitBurst=0\n' \
 		>"$root/etc/systemd/journald.conf.d/system-test.conf"
+	# The fleet checks' ssh: QEMU's user network (restrict=on: nothing leaves QEMU), its
+	# address set by systemd-networkd; root logs in with the run's key (fleet.sh).
+	install -m 0644 "$system_dir/guest/fleet.network" "$root/etc/systemd/network/"
+	chroot "$root" systemctl enable -q systemd-networkd.service
 	# No apt lists in the guest: apt installs the local .deb offline, its dependencies are
 	# in the image.
 	rm -rf "$root"/var/lib/apt/lists/* "$root"/var/cache/apt/archives/*.deb
@@ -182,7 +189,7 @@ initramfs_build() {
 # prints its path. Boots use a qcow2 overlay on it: the cached image is never written.
 image_disk() {
 	local root key img stage
-	root=$(image_root)
+	root=$(image_root) || exit 1
 	key=$(image_key)
 	img=$cache/disk-$key-$(basename "$kernel_dir").img
 	# Made before the kernel was last unpacked: stale.
