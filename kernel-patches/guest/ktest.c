@@ -13,6 +13,7 @@
  *   KT cheap <attr> <write_median_us> <read_median_us> <n>
  *   KT nrhwq <seconds> <updates> <same_writes> <ebusy> <errors>
  *   KT nrhwq-lost <updates> <none_writes> <ebusy> <lost>
+ *   KT race-nrhwq <seconds> <updates> <scheduler_writes_ok> <nr_requests_ok> <nr_requests_failed>
  *   KT modprobe <attr> <modprobe_runs> <writes>
  *   KT add <n> <p50_us> <p99_us> <max_us> <sched_ok>
  *   KT addbench <n> <p50_us> <p99_us> <max_us> <sched_ok>
@@ -1236,6 +1237,69 @@ out:
         munmap(updates, sizeof(*updates));
 }
 
+/*
+ * The window of test_nrhwq() on its own, for kernels where a sysfs store can
+ * run inside an nr_hw_queues update (6.12: the update's freeze does not keep
+ * a store out, and it drops sysfs_lock while it reallocates the hardware
+ * contexts): one child switches submit_queues between 1 and 2 back to back,
+ * another writes "mq-deadline" to the scheduler in a loop (a no-op except
+ * while an update has the queue on none), and this process writes 32 and 64
+ * to nr_requests in turn.  Errors are expected and only counted; what the
+ * kernel does is in its log (init's check).  Not part of the measure run.
+ */
+static void race_nrhwq(int seconds)
+{
+        unsigned long *counts, nr_ok = 0, nr_err = 0, i = 0;
+        char disk[32];
+        pid_t pids[2];
+        int k, status;
+        uint64_t end;
+
+        counts = mmap(NULL, 2 * sizeof(*counts), PROT_READ | PROT_WRITE,
+                      MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+        if (counts == MAP_FAILED) {
+                check(false, "race-nrhwq", "mmap: %s", strerror(errno));
+                return;
+        }
+        counts[0] = counts[1] = 0;
+        if (nullb_create("r0", false, false, disk, sizeof(disk), NULL) < 0) {
+                check(false, "race-nrhwq", "cannot create the null_blk disk");
+                goto out;
+        }
+        end = now_us() + (uint64_t)seconds * 1000000;
+        for (k = 0; k < 2; k++) {
+                pids[k] = fork();
+                if (pids[k] != 0)
+                        continue;
+                for (i = 0; now_us() < end; i++) {
+                        if (k == 0 && nullb_attr("r0", "submit_queues", i % 2 ? "1" : "2") == 0)
+                                __atomic_add_fetch(&counts[0], 1, __ATOMIC_SEQ_CST);
+                        if (k == 1 && qwrite(disk, "scheduler", "mq-deadline") == 0)
+                                __atomic_add_fetch(&counts[1], 1, __ATOMIC_SEQ_CST);
+                }
+                _exit(0);
+        }
+        for (i = 0; now_us() < end; i++) {
+                if (qwrite(disk, "nr_requests", i % 2 ? "32" : "64") == 0)
+                        nr_ok++;
+                else
+                        nr_err++;
+        }
+        for (k = 0; k < 2; k++) {
+                if (waitpid(pids[k], &status, 0) < 0)
+                        continue;
+                if (WIFSIGNALED(status))
+                        printf("KT info race-nrhwq %s killed by signal %d\n",
+                               k ? "scheduler writer" : "submit_queues writer",
+                               WTERMSIG(status));
+        }
+        printf("KT race-nrhwq %d %lu %lu %lu %lu\n", seconds, counts[0], counts[1], nr_ok,
+               nr_err);
+out:
+        nullb_remove("r0");
+        munmap(counts, 2 * sizeof(*counts));
+}
+
 /* 4k O_DIRECT reads at QD1 for @seconds: unplugged scheduler inserts. */
 static void test_iops(const char *disk, const char *sched, int seconds)
 {
@@ -1348,7 +1412,7 @@ static void on_alarm(int sig)
 static int usage(void)
 {
         fprintf(stderr, "usage: ktest setup | measure DISK0 DISK1 | stress SECONDS DISK0 DISK1 | "
-                "addbench N | rewrite\n");
+                "addbench N | race-nrhwq SECONDS | rewrite\n");
         return 2;
 }
 
@@ -1373,6 +1437,8 @@ int main(int argc, char **argv)
         }
         if (argc == 3 && !strcmp(argv[1], "addbench")) {
                 test_add_bench(atoi(argv[2]));
+        } else if (argc == 3 && !strcmp(argv[1], "race-nrhwq")) {
+                race_nrhwq(atoi(argv[2]));
         } else if (argc == 4 && !strcmp(argv[1], "measure")) {
                 test_same(argv[2]);
                 test_changes(argv[2]);
