@@ -196,9 +196,12 @@ static int parse_staged(const char *text, size_t size, Parser *p) {
                 parser_error(p, line, "line contains a NUL byte");
                 return 0;
         }
-        copy = strndup(text, size);
+        /* not strndup(): @text has no NUL within @size and may have none after it */
+        copy = malloc(size + 1);
         if (!copy)
                 return -ENOMEM;
+        memcpy(copy, text, size);
+        copy[size] = 0;
         r = ini_parse_string(copy, parser_handler, p);
         if (r == -2)
                 return -ENOMEM;
