@@ -3,9 +3,11 @@
  * ioschedctl: look at and change the I/O policy that ioschedd keeps, over D-Bus.
  */
 #include <inttypes.h>
+#include <signal.h>
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdio.h>
+#include <sys/wait.h>
 #include <systemd/sd-bus.h>
 #include <time.h>
 
@@ -20,6 +22,9 @@
 
 static struct {
         bool json, runtime, ask_password, legend;
+        const char *reason;
+        char **command;         /* after "--": hold's COMMAND */
+        int exit_status;        /* hold: COMMAND's */
 } arg = { .ask_password = true, .legend = true };
 
 typedef struct Desired {
@@ -40,6 +45,7 @@ typedef struct DiskInfo {
         Desired *desired;
         size_t n_desired;
         char **mismatched;              /* keys of desired not at their value */
+        char **holds;                   /* Holds, each as explain shows it */
 } DiskInfo;
 
 /* The string properties shown, and where they go. */
@@ -64,6 +70,7 @@ static void disk_info_done(DiskInfo *d) {
         strv_free(d->current);
         strv_free(d->rules);
         strv_free(d->mismatched);
+        strv_free(d->holds);
         for (size_t i = 0; i < d->n_desired; i++) {
                 free(d->desired[i].key);
                 free(d->desired[i].value);
@@ -168,6 +175,42 @@ static int read_desired(sd_bus_message *m, DiskInfo *d) {
         return r < 0 ? r : sd_bus_message_exit_container(m);
 }
 
+static const char *time_text(uint64_t usec, char *buf, size_t size);
+
+/* Holds: "hold ID by HOLDER since TIME (REASON): KEY=VALUE ..." each. */
+static int read_holds(sd_bus_message *m, DiskInfo *d) {
+        const char *holder, *reason, *k, *v;
+        uint64_t since;
+        uint32_t id;
+        int r;
+
+        r = sd_bus_message_enter_container(m, 'a', "(ussta{ss})");
+        while (r >= 0 && (r = sd_bus_message_enter_container(m, 'r', "ussta{ss}")) > 0) {
+                _cleanup_(strv_freep) char **kv = NULL;
+                _cleanup_(freep) char *settings = NULL;
+                char buf[32];
+
+                r = sd_bus_message_read(m, "usst", &id, &holder, &reason, &since);
+                if (r >= 0)
+                        r = sd_bus_message_enter_container(m, 'a', "{ss}");
+                while (r >= 0 && (r = sd_bus_message_read(m, "{ss}", &k, &v)) > 0)
+                        if (strv_push(&kv, strdup_printf("%s=%s", k, v)) < 0)
+                                return -ENOMEM;
+                if (r >= 0)
+                        r = sd_bus_message_exit_container(m);
+                if (r >= 0)
+                        r = sd_bus_message_exit_container(m);
+                if (r < 0)
+                        return r;
+                settings = strv_join(kv, " ");
+                if (!settings || strv_push(&d->holds, strdup_printf("hold %" PRIu32 " by %s since %s (%s): %s", id,
+                                                                     holder, time_text(since, buf, sizeof(buf)),
+                                                                     reason, settings)) < 0)
+                        return -ENOMEM;
+        }
+        return r < 0 ? r : sd_bus_message_exit_container(m);
+}
+
 /* The value of one property, the variant entered; properties not shown are skipped. */
 static int read_disk_prop(sd_bus_message *m, const char *name, const char *contents, DiskInfo *d) {
         int p = bus_property_from_name(BUS_OBJECT_DISK, name);
@@ -194,6 +237,8 @@ static int read_disk_prop(sd_bus_message *m, const char *name, const char *conte
                 return read_desired(m, d);
         case BUS_DISK_MISMATCHED:
                 return sd_bus_message_read_strv(m, &d->mismatched);
+        case BUS_DISK_HOLDS:
+                return read_holds(m, d);
         default:
                 return sd_bus_message_skip(m, contents);
         }
@@ -448,7 +493,9 @@ static void explain_line(const char *key, const char *current, const Desired *w,
                 printf(",\"line\":%u}", w ? w->line : 0);
                 return;
         }
-        if (w)
+        if (w && w->line == 0)  /* a hold's: no line of a file */
+                printf("%-24s %-14s %-14s %s (rule %s)\n", key, strna(current), w->value, w->file, w->rule);
+        else if (w)
                 printf("%-24s %-14s %-14s %s:%u (rule %s)\n", key, strna(current), w->value, w->file,
                        w->line, w->rule);
         else
@@ -488,9 +535,19 @@ static int verb_explain(sd_bus *bus, char **args) {
         for (size_t i = 0; i < d.n_desired; i++)
                 if (startswith(d.desired[i].key, IOSCHED_KEY_PREFIX) && !current_value(&d, d.desired[i].key))
                         explain_line(d.desired[i].key, NULL, &d.desired[i], &first);
-        if (arg.json)
-                printf("],\"iocost_other_writer\":%s}\n", d.iocost_other_writer ? "true" : "false");
-        else if (d.iocost_other_writer)
+        if (arg.json) {
+                printf("],\"iocost_other_writer\":%s,\"holds\":[", d.iocost_other_writer ? "true" : "false");
+                for (size_t i = 0; d.holds && d.holds[i]; i++) {
+                        if (i > 0)
+                                fputc(',', stdout);
+                        json_string(stdout, d.holds[i]);
+                }
+                puts("]}");
+        } else {
+                for (size_t i = 0; d.holds && d.holds[i]; i++)
+                        printf("%s %s\n", i == 0 ? "held:" : "     ", d.holds[i]);
+        }
+        if (!arg.json && d.iocost_other_writer)
                 printf("note: systemd's 90-iocost.rules also writes io.cost.qos and io.cost.model for %s "
                        "(two writers; see iosched.conf(5))\n", d.name);
         return 0;
@@ -611,11 +668,13 @@ static int verb_reset(sd_bus *bus, char **args) {
         return call_simple(bus, BUS_METHOD_RESET_POLICY, "sb", args[0], arg.runtime);
 }
 
-static int verb_set(sd_bus *bus, char **args) {
+/* A call of @method for disk @args[0] with the settings KEY=VALUE of @args[1...]; the caller
+ * appends the rest. */
+static int settings_call(sd_bus *bus, const char *method, char **args, sd_bus_message **ret) {
         _cleanup_(sd_bus_message_unrefp) sd_bus_message *m = NULL;
         int r;
 
-        r = sd_bus_message_new_method_call(bus, &m, BUS_SERVICE, BUS_MANAGER_PATH, BUS_MANAGER_INTERFACE, BUS_METHOD_SET_POLICY);
+        r = sd_bus_message_new_method_call(bus, &m, BUS_SERVICE, BUS_MANAGER_PATH, BUS_MANAGER_INTERFACE, method);
         if (r >= 0)
                 r = sd_bus_message_append(m, "s", args[0]);
         if (r >= 0)
@@ -636,8 +695,20 @@ static int verb_set(sd_bus *bus, char **args) {
         }
         if (r >= 0)
                 r = sd_bus_message_close_container(m);
-        if (r >= 0)
-                r = sd_bus_message_append(m, "b", arg.runtime);
+        if (r < 0)
+                return log_error_errno(r, "Cannot create the call: %m");
+        *ret = TAKE_PTR(m);
+        return 0;
+}
+
+static int verb_set(sd_bus *bus, char **args) {
+        _cleanup_(sd_bus_message_unrefp) sd_bus_message *m = NULL;
+        int r;
+
+        r = settings_call(bus, BUS_METHOD_SET_POLICY, args, &m);
+        if (r < 0)
+                return r;
+        r = sd_bus_message_append(m, "b", arg.runtime);
         if (r < 0)
                 return log_error_errno(r, "Cannot create the call: %m");
         return call_wait(bus, m);
@@ -764,6 +835,88 @@ static int verb_metrics(sd_bus *bus, char **args) {
         return r;
 }
 
+/* The reason of a hold when --reason gives none: the command line, as far as it is short. */
+static char *command_text(char **command) {
+        _cleanup_(freep) char *s = strv_join(command, " ");
+
+        if (s && strlen(s) > 128)
+                strcpy(s + 125, "...");
+        return TAKE_PTR(s);
+}
+
+/* Run COMMAND and wait for it: its exit status, 128 + a signal that killed it (as a shell
+ * says), or a negative errno. Ctrl-C reaches COMMAND, whose end ends the hold. */
+static int run_command(char **command) {
+        struct sigaction ignore = { .sa_handler = SIG_IGN }, old_int, old_quit;
+        int status, r;
+        pid_t pid;
+
+        (void) sigaction(SIGINT, &ignore, &old_int);
+        (void) sigaction(SIGQUIT, &ignore, &old_quit);
+        pid = fork();
+        if (pid < 0)
+                return log_error_errno(errno, "Cannot fork: %m");
+        if (pid == 0) {
+                (void) sigaction(SIGINT, &old_int, NULL);
+                (void) sigaction(SIGQUIT, &old_quit, NULL);
+                execvp(command[0], command);
+                log_error_errno(errno, "Cannot run %s: %m", command[0]);
+                _exit(errno == ENOENT ? 127 : 126);
+        }
+        while ((r = waitpid(pid, &status, 0)) < 0 && errno == EINTR)
+                ;
+        (void) sigaction(SIGINT, &old_int, NULL);
+        (void) sigaction(SIGQUIT, &old_quit, NULL);
+        if (r < 0)
+                return log_error_errno(errno, "Cannot wait for %s: %m", command[0]);
+        return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+}
+
+/*
+ * hold DISK KEY=VALUE... -- COMMAND: hold the settings while COMMAND runs, as systemd-inhibit
+ * holds a lock. The hold is in force (written) when COMMAND starts; it ends when COMMAND does
+ * (Release waits until what is below is back), or when this process dies: ioschedd tracks
+ * our bus connection.
+ */
+static int verb_hold(sd_bus *bus, char **args) {
+        _cleanup_(sd_bus_error_free) sd_bus_error error = SD_BUS_ERROR_NULL;
+        _cleanup_(sd_bus_message_unrefp) sd_bus_message *m = NULL, *reply = NULL;
+        _cleanup_(freep) char *reason = NULL;
+        uint32_t handle;
+        int r, status;
+
+        if (strv_isempty(arg.command)) {
+                log_error("hold needs a command to run: ioschedctl hold DISK KEY=VALUE... -- COMMAND");
+                return -EINVAL;
+        }
+        reason = arg.reason ? strdup(arg.reason) : command_text(arg.command);
+        if (!reason)
+                return log_oom();
+        r = settings_call(bus, BUS_METHOD_HOLD, args, &m);
+        if (r < 0)
+                return r;
+        r = sd_bus_message_append(m, "s", reason);
+        if (r < 0)
+                return log_error_errno(r, "Cannot create the call: %m");
+        r = sd_bus_call(bus, m, CALL_TIMEOUT_USEC, &error, &reply);
+        if (r < 0)
+                return error_of(&error, r);
+        r = sd_bus_message_read(reply, "u", &handle);
+        if (r < 0)
+                return log_error_errno(r, "Cannot read the reply: %m");
+
+        status = run_command(arg.command);
+        r = call_simple(bus, BUS_METHOD_RELEASE, "u", handle);
+        if (status < 0)
+                return status;
+        /* The command's status is ours; a failed release is said (the hold ends with this
+         * process anyway). */
+        if (r < 0)
+                log_warning("The hold ends with this process.");
+        arg.exit_status = status;
+        return 0;
+}
+
 /* From the attribute and tunable tables: shell completion asks the program, not a copy. */
 static int list_keys(void) {
         _cleanup_(strv_freep) char **keys = NULL;
@@ -788,7 +941,10 @@ static void help(void) {
                "  set DISK KEY=VALUE...    Save settings for a disk (a drop-in) and apply them\n"
                "  reset DISK               Remove the settings saved for a disk\n"
                "  reload                   Read the configuration again and apply it\n"
-               "  metrics                  What ioschedd knows, in the Prometheus text format\n\n"
+               "  metrics                  What ioschedd knows, in the Prometheus text format\n"
+               "  hold DISK KEY=VALUE... -- COMMAND [ARG...]\n"
+               "                           Hold settings of a disk while COMMAND runs; exits\n"
+               "                           with its status\n\n"
                "Options:\n"
                "  -h --help                Show this help\n"
                "     --version             Show the version\n"
@@ -796,7 +952,8 @@ static void help(void) {
                "     --runtime             set, reset: until reboot (/run/iosched.d), not /etc\n"
                "     --no-legend           No column headers\n"
                "     --no-ask-password     Do not ask for a password (polkit) \n"
-               "     --list-keys           Print the keys \"set\" takes, one per line\n\n"
+               "     --list-keys           Print the keys \"set\" takes, one per line\n"
+               "     --reason=TEXT         hold: why, shown with the hold (default: COMMAND)\n\n"
                "The bus is the system bus, or $DBUS_SYSTEM_BUS_ADDRESS.\n",
                program_invocation_short_name);
 }
@@ -808,6 +965,7 @@ static int parse_argv(int argc, char *argv[]) {
                 ARG_NO_LEGEND,
                 ARG_NO_ASK_PASSWORD,
                 ARG_LIST_KEYS,
+                ARG_REASON,
         };
         static const struct option options[] = {
                 CLI_OPTIONS_COMMON,
@@ -816,6 +974,7 @@ static int parse_argv(int argc, char *argv[]) {
                 { "no-legend", no_argument, NULL, ARG_NO_LEGEND },
                 { "no-ask-password", no_argument, NULL, ARG_NO_ASK_PASSWORD },
                 { "list-keys", no_argument, NULL, ARG_LIST_KEYS },
+                { "reason", required_argument, NULL, ARG_REASON },
                 {}
         };
         int c;
@@ -837,6 +996,9 @@ static int parse_argv(int argc, char *argv[]) {
                         break;
                 case ARG_LIST_KEYS:
                         return list_keys();
+                case ARG_REASON:
+                        arg.reason = optarg;
+                        break;
                 default:
                         return -EINVAL;
                 }
@@ -857,6 +1019,7 @@ int main(int argc, char *argv[]) {
                 { "reset", 1, 1, verb_reset },
                 { "reload", 0, 0, verb_reload },
                 { "metrics", 0, 0, verb_metrics },
+                { "hold", 2, UINT32_MAX, verb_hold },
         };
         _cleanup_(sd_bus_flush_close_unrefp) sd_bus *bus = NULL;
         const char *verb;
@@ -866,6 +1029,14 @@ int main(int argc, char *argv[]) {
         log_set_prefix("ioschedctl");
         /* Read by people and scripts, never by journald: no "<N>" priorities. */
         log_set_console_prefix(0);
+        /* What follows "--" is hold's COMMAND: getopt must not take its options, nor move the
+         * "--" away (it permutes). */
+        for (int i = 1; i < argc; i++)
+                if (streq(argv[i], "--")) {
+                        arg.command = argv + i + 1;
+                        argc = i;
+                        break;
+                }
         r = parse_argv(argc, argv);
         if (r <= 0)
                 return r < 0 ? EXIT_USAGE : 0;
@@ -885,8 +1056,10 @@ int main(int argc, char *argv[]) {
                         return 1;
                 }
                 (void) sd_bus_set_allow_interactive_authorization(bus, arg.ask_password);
+                /* hold's COMMAND is after "--": the verb's arguments end there. */
+                argv[argc] = NULL;
                 r = verbs[i].run(bus, optind < argc ? argv + optind + 1 : argv + argc);
-                return r < 0 ? 1 : 0;
+                return r < 0 ? 1 : arg.exit_status;
         }
         log_error("Unknown command \"%s\"; see --help.", verb);
         return EXIT_USAGE;

@@ -214,6 +214,32 @@ DEFINE_ARRAY_GETTER(property_get_desired, "(ssssu)", o->reading.resolved ? o->re
 DEFINE_ARRAY_GETTER(property_get_rules, "(ssu)", o->reading.resolved ? o->reading.resolved->n_rules : 0, rule_record);
 DEFINE_ARRAY_GETTER(property_get_changes, "(sss)", strv_length(o->last_changes) / 3, change_record);
 
+/* Holds: handle, holder, reason, since, and the settings as the configuration spells them. */
+static int property_get_holds(GETTER_ARGS) {
+        const DiskObject *o = userdata;
+        int r;
+
+        r = sd_bus_message_open_container(reply, 'a', "(ussta{ss})");
+        for (size_t i = 0; r >= 0 && i < o->n_holds; i++) {
+                const Hold *h = o->holds[i];
+
+                r = sd_bus_message_open_container(reply, 'r', "ussta{ss}");
+                if (r >= 0)
+                        r = sd_bus_message_append(reply, "usst", h->id, h->holder, h->reason, h->since);
+                if (r >= 0)
+                        r = sd_bus_message_open_container(reply, 'a', "{ss}");
+                for (size_t k = 0; r >= 0 && k < h->rule->n_settings; k++)
+                        r = append_pair(reply, h->rule->settings[k].key, h->rule->settings[k].text);
+                if (r >= 0)
+                        r = sd_bus_message_close_container(reply);
+                if (r >= 0)
+                        r = sd_bus_message_close_container(reply);
+        }
+        if (r >= 0)
+                r = sd_bus_message_close_container(reply);
+        return r;
+}
+
 #define FIELD(f) DISK_FIELD_BIT(f)
 /* Every field of the dirty mask that Current shows. */
 #define CURRENT_FIELDS                                                                  \
@@ -242,6 +268,7 @@ static const BusPropertyImpl disk_properties[_BUS_PROPERTY_MAX] = {
         [BUS_DISK_LAST_APPLIED] = { property_get_last_applied, .fields = FIELD(DISK_OBJECT_LAST_APPLIED) },
         [BUS_DISK_LAST_CHANGES] = { property_get_changes, .fields = FIELD(DISK_OBJECT_LAST_CHANGES) },
         [BUS_DISK_LAST_ERROR] = { property_get_last_error, .fields = FIELD(DISK_OBJECT_LAST_ERROR) },
+        [BUS_DISK_HOLDS] = { property_get_holds, .fields = FIELD(DISK_OBJECT_HOLDS) },
         [BUS_DISK_CURRENT] = { property_get_current, .fields = CURRENT_FIELDS },
         [BUS_DISK_NAME] = { property_get_name },        /* const */
 };

@@ -38,6 +38,9 @@ DiskObject *disk_object_free(DiskObject *d) {
         strv_free(d->mismatched);
         strv_free(d->apply_unmet);
         free(d->last_error);
+        for (size_t i = 0; i < d->n_holds; i++)
+                hold_unref(d->holds[i]);
+        free(d->holds);
         free(d->name);
         return mfree(d);
 }
@@ -67,8 +70,10 @@ static int disk_object_start_next(DiskObject *d) {
                 return 0;
 
         j = job_new(kind, d, d->name, m->config);
-        if (!j)
+        if (!j || job_set_holds(j, d->holds, d->n_holds) < 0) {
+                job_free(j);
                 return -ENOMEM;
+        }
         j->udev_props = TAKE_PTR(d->want_props);
         /* After a uevent, a disk read before needs only what its policy looks at and sets;
          * in a storm each disk has three or four such events, and the rest of a full read

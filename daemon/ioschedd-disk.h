@@ -20,6 +20,7 @@ enum {
         DISK_OBJECT_LAST_APPLIED,
         DISK_OBJECT_LAST_CHANGES,
         DISK_OBJECT_LAST_ERROR,
+        DISK_OBJECT_HOLDS,
         _DISK_OBJECT_FIELD_MAX,
 };
 _Static_assert(_DISK_OBJECT_FIELD_MAX <= 64, "the dirty mask is a uint64_t");
@@ -40,6 +41,8 @@ struct DiskObject {
         char **apply_unmet;     /* the keys the last apply left so: not counted as drift after */
         uint64_t last_applied;  /* CLOCK_REALTIME usec of the last apply, 0 never */
         char *last_error;
+        Hold **holds;           /* in force, the oldest first (ioschedd-hold.c); referenced */
+        size_t n_holds;
         uint64_t dirty;         /* DISK_FIELD_BIT()s and DISK_OBJECT_*: changed, not yet emitted */
 
         Job *running;

@@ -85,7 +85,23 @@ void disk_reading_done(DiskReading *r) {
         resolved_free(r->resolved);
         disk_free(r->disk);
         config_unref(r->config);
+        for (size_t i = 0; i < r->n_holds; i++)
+                hold_unref(r->holds[i]);
+        free(r->holds);
         *r = (DiskReading) {};
+}
+
+int job_set_holds(Job *j, Hold *const *holds, size_t n) {
+        assert(j && j->reading.n_holds == 0);
+        if (n == 0)
+                return 0;
+        j->reading.holds = calloc(n, sizeof(Hold *));
+        if (!j->reading.holds)
+                return -ENOMEM;
+        for (size_t i = 0; i < n; i++)
+                j->reading.holds[i] = hold_ref(holds[i]);
+        j->reading.n_holds = n;
+        return 0;
 }
 
 /* On a worker thread: the pipeline (disk_run()), everything that blocks on sysfs. */
@@ -93,6 +109,7 @@ static void job_run(WorkItem *item, void *thread_data) {
         Job *j = container_of(item, Job, item);
         const Config *config = j->reading.config;
         _cleanup_(disk_run_freep) DiskRun *run = NULL;
+        _cleanup_(policy_free_borrowedp) Policy *policy = NULL;
         Sysfs *s = thread_data;
         DiskLoad l = config->load;
         int r;
@@ -101,8 +118,11 @@ static void job_run(WorkItem *item, void *thread_data) {
         /* A partial job reads what the policy needs; with udev's properties here, the identity
          * too (it costs no lookup but "device"). */
         l.identity = l.identity || j->udev_props;
-        r = disk_run(s, config->policy, j->name, j->udev_props, j->partial ? &l : NULL,
-                     (j->kind == JOB_PLAN ? DISK_RUN_DRY_RUN : 0) | DISK_RUN_LOCK, &run);
+        /* A disk's holds are rules after the configuration's: the newest wins key by key. */
+        r = policy_with_holds(config->policy, j->reading.holds, j->reading.n_holds, &policy);
+        if (r >= 0)
+                r = disk_run(s, policy, j->name, j->udev_props, j->partial ? &l : NULL,
+                             (j->kind == JOB_PLAN ? DISK_RUN_DRY_RUN : 0) | DISK_RUN_LOCK, &run);
         /* Gone before it was read, or renamed or made again as a partition: not ours. A disk
          * gone during an apply has a report that says where. */
         if (r >= 0 && (run->state == DISK_RUN_PARTITION || !run->plan))

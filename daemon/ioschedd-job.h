@@ -3,6 +3,7 @@
 
 #include "disk-run.h"
 #include "disk.h"
+#include "hold.h"
 #include "ioschedd-config.h"
 #include "ioschedd-worker.h"
 #include "plan.h"
@@ -68,12 +69,14 @@ int completion_list_add(CompletionList *l, Completion *c);
 void completion_list_done(CompletionList *l, const JobResult *result);
 void completion_list_free(CompletionList *l);
 
-/* A reading of a disk and what it resolved to under a configuration: Resolved points into the
- * configuration's rules, so the three move together. */
+/* A reading of a disk and what it resolved to under a configuration and the disk's holds:
+ * Resolved points into their rules, so they move together. */
 typedef struct DiskReading {
         Disk *disk;
         Resolved *resolved;
         Config *config;
+        Hold **holds;           /* referenced, the oldest first */
+        size_t n_holds;
 } DiskReading;
 
 void disk_reading_done(DiskReading *r);
@@ -106,6 +109,8 @@ typedef struct Job {
  * Return: the job, NULL on out of memory.
  */
 Job *job_new(JobKind kind, DiskObject *disk, const char *name, Config *config);
+/* The holds the job resolves with, on top of the configuration (referenced). Return: 0, -ENOMEM. */
+int job_set_holds(Job *j, Hold *const *holds, size_t n);
 Job *job_free(Job *j);
 DEFINE_TRIVIAL_CLEANUP_FUNC(Job *, job_free);
 

@@ -1,5 +1,6 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 #include <assert.h>
+#include <inttypes.h>
 #include <stdarg.h>
 #include <stdio.h>
 
@@ -84,6 +85,8 @@ static int reply_errnof(sd_bus_message *call, int r, const char *otherwise, cons
 typedef struct Request {
         Completion completion;
         sd_bus_message *message;
+        Manager *manager;
+        uint32_t hold;          /* Hold(): the hold whose apply this waits for */
         bool one_disk;          /* a disk that went away is an error */
         char *note;             /* prefix of an error reply (SetPolicy: where it was saved) */
         unsigned n_failed, n_gone;
@@ -139,6 +142,9 @@ static void apply_done(Completion *c) {
         Request *req = request_of(c);
         sd_bus_message *call = req->message;
 
+        /* A hold whose values did not take is no hold: its holder gets an error and no handle. */
+        if (req->hold > 0 && (req->n_failed > 0 || req->n_gone > 0))
+                (void) manager_hold_release(req->manager, req->hold, "its values could not be written", NULL);
         if (req->n_failed > 0)
                 request_send(req, sd_bus_reply_method_errorf(call, BUS_ERROR_WRITE_FAILED,
                                                              "%s%u write(s) failed. First: %s",
@@ -147,6 +153,8 @@ static void apply_done(Completion *c) {
         else if (req->one_disk && req->n_gone > 0)
                 request_send(req, reply_errnof(call, -ENODEV, NULL, "%sthe disk went away.",
                                                strempty(req->note)));
+        else if (req->hold > 0)
+                request_send(req, sd_bus_reply_method_return(call, "u", req->hold));
         else
                 request_send(req, sd_bus_reply_method_return(call, NULL));
 }
@@ -207,7 +215,7 @@ static void plan_job_done(Completion *c, const JobResult *res) {
 static void plan_done(Completion *c) {
 }
 
-static int request_new(sd_bus_message *msg, JobKind kind, bool one_disk, Request **ret) {
+static int request_new(Manager *m, sd_bus_message *msg, JobKind kind, bool one_disk, Request **ret) {
         static const CompletionOps apply_ops = {
                 .job_done = apply_job_done, .done = apply_done, .free = request_free,
         };
@@ -222,6 +230,7 @@ static int request_new(sd_bus_message *msg, JobKind kind, bool one_disk, Request
                 return -ENOMEM;
         completion_init(&req->completion, kind == JOB_PLAN ? &plan_ops : &apply_ops);
         req->message = sd_bus_message_ref(msg);
+        req->manager = m;
         req->one_disk = one_disk;
         *ret = req;
         return 0;
@@ -240,7 +249,7 @@ static int request_apply(Manager *m, sd_bus_message *msg, const char *action, Di
                 if (r <= 0)
                         return r < 0 ? r : 1;
         }
-        r = request_new(msg, JOB_APPLY, !!d, &req);
+        r = request_new(m, msg, JOB_APPLY, !!d, &req);
         if (r < 0)
                 return r;
         if (saved) {
@@ -373,7 +382,7 @@ static int method_plan(sd_bus_message *msg, void *userdata, sd_bus_error *error)
         r = read_disk(userdata, msg, &d, error);
         if (r < 0)
                 return r;
-        r = request_new(msg, JOB_PLAN, true, &req);
+        r = request_new(userdata, msg, JOB_PLAN, true, &req);
         if (r < 0)
                 return r;
         r = disk_object_queue(d, JOB_PLAN, NULL, &req->completion);
@@ -661,6 +670,109 @@ static int method_reset_policy(sd_bus_message *msg, void *userdata, sd_bus_error
         return request_apply(m, msg, NULL, d, true, removed, error);
 }
 
+/* Who holds: "COMM (pid PID, uid UID)" as the bus tells of the sender, else its unique name. */
+static char *holder_of(sd_bus_message *call) {
+        _cleanup_(sd_bus_creds_unrefp) sd_bus_creds *creds = NULL;
+        const char *comm = NULL;
+        pid_t pid = 0;
+        uid_t uid = 0;
+
+        if (sd_bus_query_sender_creds(call, SD_BUS_CREDS_PID | SD_BUS_CREDS_EUID | SD_BUS_CREDS_COMM |
+                                                    SD_BUS_CREDS_AUGMENT, &creds) >= 0 &&
+            sd_bus_creds_get_pid(creds, &pid) >= 0 && sd_bus_creds_get_euid(creds, &uid) >= 0) {
+                (void) sd_bus_creds_get_comm(creds, &comm);
+                return strdup_printf("%s (pid %d, uid %u)", comm ?: "?", (int) pid, (unsigned) uid);
+        }
+        return strdup(strempty(sd_bus_message_get_sender(call)));
+}
+
+static int method_hold(sd_bus_message *msg, void *userdata, sd_bus_error *error) {
+        _cleanup_(strv_freep) char **keys = NULL, **values = NULL, **remove = NULL;
+        _cleanup_(request_unrefp) Request *req = NULL;
+        _cleanup_(hold_unrefp) Hold *h = NULL;
+        _cleanup_(freep) char *holder = NULL;
+        Manager *m = userdata;
+        const char *reason;
+        DiskObject *d;
+        int r;
+
+        r = read_disk(m, msg, &d, error);
+        if (r < 0)
+                return r;
+        r = manager_bus_decode_settings(msg, &keys, &values, &remove, error);
+        if (r < 0)
+                return r;
+        r = sd_bus_message_read(msg, "s", &reason);
+        if (r < 0)
+                return r;
+        if (!strv_isempty(remove))
+                return sd_bus_error_setf(error, BUS_ERROR_INVALID_SETTING,
+                                         "%s has no value: a hold sets values, Release() ends it.", remove[0]);
+        if (strv_isempty(keys))
+                return sd_bus_error_setf(error, BUS_ERROR_INVALID_SETTING, "No settings given.");
+        r = bus_verify_polkit_async(msg, POLKIT_ACTION_HOLD, &m->polkit_registry, error);
+        if (r <= 0)
+                return r < 0 ? r : 1;
+
+        holder = holder_of(msg);
+        if (!holder)
+                return -ENOMEM;
+        r = hold_new(manager_hold_next_id(m), d->name, holder, reason, manager_now(m, CLOCK_REALTIME), &h);
+        if (r < 0)
+                return r;
+        for (size_t i = 0; keys[i]; i++) {
+                r = hold_add_setting(h, keys[i], values[i], NULL);
+                if (r < 0)
+                        return r;       /* the values are canonical already: ENOMEM */
+        }
+        r = request_new(m, msg, JOB_APPLY, true, &req);
+        if (r < 0)
+                return r;
+        req->hold = h->id;
+        r = manager_hold_add(m, d, h, msg, &req->completion);
+        if (r == -E2BIG)
+                return sd_bus_error_setf(error, BUS_ERROR_TOO_MANY_HOLDS,
+                                         "Too many holds: at most %d in force, %d on a disk.", HOLDS_MAX,
+                                         HOLDS_PER_DISK_MAX);
+        if (r < 0)
+                return r;
+        completion_arm(&req->completion);
+        return 1;
+}
+
+static int method_release(sd_bus_message *msg, void *userdata, sd_bus_error *error) {
+        _cleanup_(request_unrefp) Request *req = NULL;
+        _cleanup_(freep) char *why = NULL;
+        Manager *m = userdata;
+        const char *sender;
+        uint32_t id;
+        int r;
+
+        r = sd_bus_message_read(msg, "u", &id);
+        if (r < 0)
+                return r;
+        if (!manager_hold_find(m, id, &sender))
+                return sd_bus_error_setf(error, BUS_ERROR_NO_SUCH_HOLD, "No hold %" PRIu32 ".", id);
+        /* Its holder may end it; anyone else needs the right to hold. */
+        if (!streq_ptr(sender, sd_bus_message_get_sender(msg))) {
+                r = bus_verify_polkit_async(msg, POLKIT_ACTION_HOLD, &m->polkit_registry, error);
+                if (r <= 0)
+                        return r < 0 ? r : 1;
+                why = strdup_printf("released by %s", strempty(sd_bus_message_get_sender(msg)));
+        } else
+                why = strdup("released by its holder");
+        if (!why)
+                return -ENOMEM;
+        r = request_new(m, msg, JOB_APPLY, true, &req);
+        if (r < 0)
+                return r;
+        r = manager_hold_release(m, id, why, &req->completion);
+        if (r < 0)
+                return r;
+        completion_arm(&req->completion);
+        return 1;
+}
+
 static int property_get_version(sd_bus *bus, const char *path, const char *interface,
                                 const char *property, sd_bus_message *reply, void *userdata,
                                 sd_bus_error *error) {
@@ -721,6 +833,10 @@ static const sd_bus_vtable manager_methods[] = {
                                 method_reset_policy, SD_BUS_VTABLE_UNPRIVILEGED),
         SD_BUS_METHOD_WITH_ARGS(BUS_METHOD_RELOAD, SD_BUS_NO_ARGS, SD_BUS_NO_RESULT,
                                 method_reload, SD_BUS_VTABLE_UNPRIVILEGED),
+        SD_BUS_METHOD_WITH_ARGS(BUS_METHOD_HOLD, SD_BUS_ARGS("s", disk, "a{sv}", settings, "s", reason),
+                                SD_BUS_RESULT("u", handle), method_hold, SD_BUS_VTABLE_UNPRIVILEGED),
+        SD_BUS_METHOD_WITH_ARGS(BUS_METHOD_RELEASE, SD_BUS_ARGS("u", handle), SD_BUS_NO_RESULT,
+                                method_release, SD_BUS_VTABLE_UNPRIVILEGED),
         SD_BUS_SIGNAL_WITH_ARGS(BUS_SIGNAL_APPLIED, SD_BUS_ARGS("s", disk, "a(sss)", changes), 0),
         SD_BUS_VTABLE_END
 };

@@ -108,6 +108,7 @@ void manager_remove_disk(Manager *m, DiskObject *d) {
         m->disks[d->index]->index = d->index;
         d->gone = true;
         uevent_forget(m->uevent, d);
+        manager_holds_drop_disk(m, d);
         disk_object_drop_wants(d);
         manager_status_changed(m);
         metrics_file_changed(m->metrics_file);
@@ -443,6 +444,7 @@ Manager *manager_free(Manager *m) {
         sd_event_source_unref(m->status_source);
         worker_pool_free(m->pool, &unrun);
         manager_free_unrun(unrun);
+        manager_holds_free(m);
         for (size_t i = 0; i < m->n_disks; i++) {
                 m->disks[i]->running = NULL;
                 disk_object_free(m->disks[i]);
@@ -525,6 +527,9 @@ int manager_start(Manager *m) {
         r = manager_start_pool(m);
         if (r < 0)
                 return r;
+        /* Holds end with the daemon that took them: the first pass brings their disks back to
+         * the policy, and the log says which were dropped. */
+        manager_holds_report_dropped(m);
         /* Monitor first, then list: a disk added in between is seen twice, never not at all. */
         r = manager_start_monitor(m);
         if (r < 0)

@@ -8,6 +8,7 @@
 #include "hashmap.h"
 #include "ioschedd-config.h"
 #include "ioschedd-disk.h"
+#include "ioschedd-hold.h"
 #include "ioschedd-job.h"
 #include "ioschedd-metrics.h"
 #include "ioschedd-polkit.h"
@@ -62,6 +63,10 @@ struct Manager {
         uint64_t writes_done, writes_skipped, write_errors;
         uint64_t drift_corrected;       /* of writes_done: values another writer had changed */
         bool counters_changed;
+
+        HoldEntry **holds;              /* every hold in force, the oldest first (ioschedd-hold.c) */
+        size_t n_holds;
+        uint32_t last_hold_id;
 
         PolkitRegistry *polkit_registry;        /* the method calls waiting for polkit */
         MetricsFile *metrics_file;              /* NULL: no --metrics-file */

@@ -29,6 +29,8 @@
 #define BUS_METHOD_SET_POLICY "SetPolicy"
 #define BUS_METHOD_RESET_POLICY "ResetPolicy"
 #define BUS_METHOD_RELOAD "Reload"
+#define BUS_METHOD_HOLD "Hold"
+#define BUS_METHOD_RELEASE "Release"
 #define BUS_SIGNAL_APPLIED "Applied"
 
 /* Every property: X(OBJECT, ID, "Name", "signature", CHANGE); the manager's, then a disk's in
@@ -62,7 +64,8 @@
         X(DISK, MATCHED_RULES, "MatchedRules", "a(ssu)", EMITS)                                 \
         X(DISK, LAST_APPLIED, "LastApplied", "t", EMITS)                                        \
         X(DISK, LAST_CHANGES, "LastChanges", "a(sss)", EMITS)                                   \
-        X(DISK, LAST_ERROR, "LastError", "s", EMITS)
+        X(DISK, LAST_ERROR, "LastError", "s", EMITS)                                           \
+        X(DISK, HOLDS, "Holds", "a(ussta{ss})", EMITS)
 
 typedef enum BusObject {
         BUS_OBJECT_MANAGER,     /* BUS_MANAGER_PATH, BUS_MANAGER_INTERFACE */
@@ -119,8 +122,11 @@ static inline int bus_property_from_name(BusObject object, const char *name) {
 #define BUS_ERROR_CONFIG_INVALID "org.iosched1.Error.ConfigInvalid"
 #define BUS_ERROR_NOT_SUPPORTED "org.iosched1.Error.NotSupported"
 #define BUS_ERROR_PERSIST_FAILED "org.iosched1.Error.PersistFailed"
+#define BUS_ERROR_NO_SUCH_HOLD "org.iosched1.Error.NoSuchHold"
+#define BUS_ERROR_TOO_MANY_HOLDS "org.iosched1.Error.TooManyHolds"
 
 /* polkit actions (dbus/org.iosched1.policy). */
 #define POLKIT_ACTION_APPLY "org.iosched1.apply"
 #define POLKIT_ACTION_SET_POLICY "org.iosched1.set-policy"
 #define POLKIT_ACTION_RELOAD "org.iosched1.reload"
+#define POLKIT_ACTION_HOLD "org.iosched1.hold"

@@ -64,7 +64,7 @@ expect() {
 }
 
 commands=$("$CTL" --help | sed -n '/^Commands:/,/^$/s/^  \([a-z][a-z]*\) .*/\1/p' | sort | tr '\n' ' ')
-[ "${commands% }" = "apply explain metrics plan reload reset set status" ] ||
+[ "${commands% }" = "apply explain hold metrics plan reload reset set status" ] ||
         fail "ioschedctl --help lists other commands than this test knows: $commands"
 keys=$("$CTL" --list-keys | sed 's/$/=/' | sort | tr '\n' ' ')
 case " $keys" in
@@ -73,13 +73,13 @@ case " $keys" in
 esac
 
 # ioschedctl: commands and options from --help
-expect "$CTL " "apply explain metrics plan reload reset set status"
+expect "$CTL " "apply explain hold metrics plan reload reset set status"
 expect "$CTL re" "reload reset"
 got=$(comp "$CTL --")
 for o in --help --version --json --runtime --no-legend --no-ask-password --list-keys; do
         [[ " $got " == *" $o "* ]] || fail "completing \"ioschedctl --\": no $o in \"$got\""
 done
-expect "$CTL --json " "apply explain metrics plan reload reset set status"
+expect "$CTL --json " "apply explain hold metrics plan reload reset set status"
 
 # disks where the command takes one, nothing where it takes none
 expect "$CTL explain " "nvme0n1 sda"
@@ -106,6 +106,14 @@ expect "$CTL set sda nr_requests=" "64"
 expect "$CTL set sda iosched.read_expire=" "500"
 expect "$CTL --runtime set sda nr_requests=6" "64"
 expect "$CTL set nosuchdisk scheduler=" ""
+
+# hold DISK KEY=VALUE... -- COMMAND: keys and values as for set, then a command line
+expect "$CTL hold " "nvme0n1 sda"
+expect "$CTL hold sda sched" "scheduler= (nospace)"
+expect "$CTL hold sda nr_requests=64 sched" "scheduler= (nospace)"
+expect "$CTL hold sda scheduler=mq" "mq-deadline"
+got=$(comp "$CTL hold sda scheduler=none -- tru")
+[[ " $got " == *" true "* ]] || fail "completing a command after \"hold ... --\": \"$got\""
 
 # iosched-apply: options from --help, disks of the --root tree
 got=$(comp "$IOSCHED_APPLY --")
