@@ -191,14 +191,12 @@ static int read_holds(sd_bus_message *m, DiskInfo *d) {
                 char buf[32];
 
                 r = sd_bus_message_read(m, "usst", &id, &holder, &reason, &since);
-                if (r >= 0)
-                        r = sd_bus_message_enter_container(m, 'a', "{ss}");
+                r = r < 0 ? r : sd_bus_message_enter_container(m, 'a', "{ss}");
                 while (r >= 0 && (r = sd_bus_message_read(m, "{ss}", &k, &v)) > 0)
                         if (strv_push(&kv, strdup_printf("%s=%s", k, v)) < 0)
                                 return -ENOMEM;
-                if (r >= 0)
-                        r = sd_bus_message_exit_container(m);
-                if (r >= 0)
+                /* out of the settings, then out of the hold */
+                for (int i = 0; i < 2 && r >= 0; i++)
                         r = sd_bus_message_exit_container(m);
                 if (r < 0)
                         return r;

@@ -214,30 +214,30 @@ DEFINE_ARRAY_GETTER(property_get_desired, "(ssssu)", o->reading.resolved ? o->re
 DEFINE_ARRAY_GETTER(property_get_rules, "(ssu)", o->reading.resolved ? o->reading.resolved->n_rules : 0, rule_record);
 DEFINE_ARRAY_GETTER(property_get_changes, "(sss)", strv_length(o->last_changes) / 3, change_record);
 
-/* Holds: handle, holder, reason, since, and the settings as the configuration spells them. */
+/* One hold: handle, holder, reason, since, and the settings as the configuration spells them. */
+static int append_hold(sd_bus_message *reply, const Hold *h) {
+        int r;
+
+        r = sd_bus_message_append(reply, "usst", h->id, h->holder, h->reason, h->since);
+        if (r < 0)
+                return r;
+        r = sd_bus_message_open_container(reply, 'a', "{ss}");
+        for (size_t k = 0; r >= 0 && k < h->rule->n_settings; k++)
+                r = append_pair(reply, h->rule->settings[k].key, h->rule->settings[k].text);
+        return r < 0 ? r : sd_bus_message_close_container(reply);
+}
+
 static int property_get_holds(GETTER_ARGS) {
         const DiskObject *o = userdata;
         int r;
 
         r = sd_bus_message_open_container(reply, 'a', "(ussta{ss})");
         for (size_t i = 0; r >= 0 && i < o->n_holds; i++) {
-                const Hold *h = o->holds[i];
-
                 r = sd_bus_message_open_container(reply, 'r', "ussta{ss}");
-                if (r >= 0)
-                        r = sd_bus_message_append(reply, "usst", h->id, h->holder, h->reason, h->since);
-                if (r >= 0)
-                        r = sd_bus_message_open_container(reply, 'a', "{ss}");
-                for (size_t k = 0; r >= 0 && k < h->rule->n_settings; k++)
-                        r = append_pair(reply, h->rule->settings[k].key, h->rule->settings[k].text);
-                if (r >= 0)
-                        r = sd_bus_message_close_container(reply);
-                if (r >= 0)
-                        r = sd_bus_message_close_container(reply);
+                r = r < 0 ? r : append_hold(reply, o->holds[i]);
+                r = r < 0 ? r : sd_bus_message_close_container(reply);
         }
-        if (r >= 0)
-                r = sd_bus_message_close_container(reply);
-        return r;
+        return r < 0 ? r : sd_bus_message_close_container(reply);
 }
 
 #define FIELD(f) DISK_FIELD_BIT(f)

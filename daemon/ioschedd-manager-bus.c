@@ -609,6 +609,21 @@ static int policy_change_begin(Manager *m, sd_bus_message *msg, bool runtime, co
         return *ret_dir ? 1 : -ENOMEM;
 }
 
+/* SetPolicy's and Hold's arguments: the disk, the settings, and one more of type @last. */
+static int read_disk_settings(Manager *m, sd_bus_message *msg, DiskObject **ret_disk, char ***ret_keys,
+                              char ***ret_values, char ***ret_remove, char last, void *ret_last,
+                              sd_bus_error *error) {
+        int r;
+
+        r = read_disk(m, msg, ret_disk, error);
+        if (r < 0)
+                return r;
+        r = manager_bus_decode_settings(msg, ret_keys, ret_values, ret_remove, error);
+        if (r < 0)
+                return r;
+        return sd_bus_message_read_basic(msg, last, ret_last);
+}
+
 static int method_set_policy(sd_bus_message *msg, void *userdata, sd_bus_error *error) {
         _cleanup_(strv_freep) char **keys = NULL, **values = NULL, **remove = NULL;
         _cleanup_(freep) char *dir = NULL, *path = NULL;
@@ -616,13 +631,7 @@ static int method_set_policy(sd_bus_message *msg, void *userdata, sd_bus_error *
         DiskObject *d;
         int runtime, r;
 
-        r = read_disk(m, msg, &d, error);
-        if (r < 0)
-                return r;
-        r = manager_bus_decode_settings(msg, &keys, &values, &remove, error);
-        if (r < 0)
-                return r;
-        r = sd_bus_message_read(msg, "b", &runtime);
+        r = read_disk_settings(m, msg, &d, &keys, &values, &remove, 'b', &runtime, error);
         if (r < 0)
                 return r;
         if (strv_isempty(keys) && strv_isempty(remove))
@@ -696,13 +705,7 @@ static int method_hold(sd_bus_message *msg, void *userdata, sd_bus_error *error)
         DiskObject *d;
         int r;
 
-        r = read_disk(m, msg, &d, error);
-        if (r < 0)
-                return r;
-        r = manager_bus_decode_settings(msg, &keys, &values, &remove, error);
-        if (r < 0)
-                return r;
-        r = sd_bus_message_read(msg, "s", &reason);
+        r = read_disk_settings(m, msg, &d, &keys, &values, &remove, 's', &reason, error);
         if (r < 0)
                 return r;
         if (!strv_isempty(remove))
@@ -763,10 +766,10 @@ static int method_release(sd_bus_message *msg, void *userdata, sd_bus_error *err
                 why = strdup("released by its holder");
         if (!why)
                 return -ENOMEM;
+        /* The reply waits for the apply: what is below the hold is back when it comes. */
         r = request_new(m, msg, JOB_APPLY, true, &req);
-        if (r < 0)
-                return r;
-        r = manager_hold_release(m, id, why, &req->completion);
+        if (r >= 0)
+                r = manager_hold_release(m, id, why, &req->completion);
         if (r < 0)
                 return r;
         completion_arm(&req->completion);
