@@ -18,8 +18,9 @@
 #include "writers.h"
 
 static void check_disk(const Writers *w, const char *name, unsigned flags) {
-        char *props[] = { (char *) "ID_BUS=ata", (char *) "ID_MODEL=QEMU_HARDDISK",
-                          (char *) "IOCOST_SOLUTIONS=naive", (char *) "elevator=bfq", NULL };
+        static char *const props[] = { (char *) "ID_BUS=ata", (char *) "ID_MODEL=QEMU_HARDDISK",
+                                       (char *) "IOCOST_SOLUTIONS=naive", (char *) "elevator=bfq", NULL };
+        _cleanup_(udev_props_freep) UdevProps *udev = NULL;
         WriterTarget t = {
                 .name = name,
                 .devpath = flags & 1 ? "/devices/pci0000:00/0000:00:1f.2/ata1/host0/target0:0:0/0:0:0:0/block/sda" : NULL,
@@ -30,10 +31,14 @@ static void check_disk(const Writers *w, const char *name, unsigned flags) {
                 .has_scheduler = flags & 32 ? 1 : -1,
                 .scheduler_text = flags & 32 ? "[mq-deadline] kyber bfq none" : NULL,
                 .zoned = "none",
-                .props = flags & 64 ? props : NULL,
-                .props_complete = flags & 128,
+                .udev_complete = flags & 128,
         };
         OtherWriters a = {}, b = {};
+
+        if (flags & 64) {
+                fuzz_check(udev_props_from_strv(props, &udev) == 0);
+                t.udev = udev;
+        }
 
         fuzz_check(writers_for_disk(w, &t, &a) == 0);
         fuzz_check(writers_for_disk(w, &t, &b) == 0);

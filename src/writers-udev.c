@@ -619,15 +619,6 @@ fail:
 
 /* ---- udev rules: running them for one disk ---- */
 
-static const char *prop_lookup(char * const *props, const char *key) {
-        size_t n = strlen(key);
-
-        for (char * const *p = props; p && *p; p++)
-                if (strncmp(*p, key, n) == 0 && (*p)[n] == '=')
-                        return *p + n + 1;
-        return NULL;
-}
-
 /* What one run of a file knows: the properties it set itself, the disk's, the command line. */
 typedef struct UdevEnv {
         const WriterTarget *t;
@@ -669,10 +660,10 @@ static int udev_env_get(const UdevEnv *e, const char *key, const char **ret) {
                 return *ret = e->devname, !!e->devname;
         if (streq(key, "DEVPATH"))
                 return *ret = t->devpath, !!t->devpath;
-        v = prop_lookup(t->props, key);
+        v = t->udev ? udev_props_get(t->udev, key) : NULL;
         if (v)
                 return *ret = v, 1;
-        if (e->overflow || !t->props || !t->props_complete)
+        if (e->overflow || !t->udev || !t->udev_complete)
                 return 0;
         return *ret = "", 1;
 }

@@ -5,6 +5,7 @@
 
 #include "attr.h"
 #include "disk.h"
+#include "udev-props.h"
 
 /*
  * Other writers: who else writes a key iosched manages, and where. udev rules that assign a
@@ -66,8 +67,8 @@ typedef struct WriterTarget {
         int has_scheduler;              /* queue/scheduler exists: -1 unknown */
         const char *scheduler_text;     /* queue/scheduler as the kernel prints it, NULL unknown */
         const char *zoned;              /* queue/zoned: "none", "host-managed", NULL unknown */
-        char * const *props;            /* udev's properties "KEY=value", NULL unknown */
-        bool props_complete;            /* a key @props lacks is unset (else: unknown) */
+        const UdevProps *udev;          /* udev's properties, NULL unknown */
+        bool udev_complete;             /* a key @udev lacks is unset (else: unknown) */
 } WriterTarget;
 
 /* A disk's other writers: every writer that writes one of its keys, or may. */

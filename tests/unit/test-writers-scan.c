@@ -32,7 +32,11 @@ static void tree_exec(FakeKernel *k, const char *path) {
 static char *found(const Writers *w, const char *name, const char *devpath) {
         _cleanup_(other_writers_done) OtherWriters o = {};
         _cleanup_(strv_freep) char **lines = calloc(1, sizeof(char *));
-        WriterTarget t = {
+        _cleanup_(udev_props_freep) UdevProps *udev = NULL;
+        WriterTarget t;
+
+        assert_int_equal(udev_props_from_strv((char *[]) { (char *) "ID_BUS=ata", NULL }, &udev), 0);
+        t = (WriterTarget) {
                 .name = name,
                 .devpath = devpath,
                 .transport = TRANSPORT_SCSI,
@@ -40,8 +44,8 @@ static char *found(const Writers *w, const char *name, const char *devpath) {
                 .removable = 0,
                 .has_scheduler = 1,
                 .scheduler_text = "[mq-deadline] none",
-                .props = (char *[]) { (char *) "ID_BUS=ata", NULL },
-                .props_complete = true,
+                .udev = udev,
+                .udev_complete = true,
         };
 
         assert_int_equal(writers_for_disk(w, &t, &o), 0);

@@ -20,6 +20,15 @@ static Writers *udev(const char *file, const char *text) {
         return w;
 }
 
+/* udev's properties from "KEY=value" strings. */
+static UdevProps *props(char * const *l) {
+        UdevProps *p = NULL;
+
+        assert_int_equal(udev_props_from_strv(l, &p), 0);
+        assert_non_null(p);
+        return p;
+}
+
 static WriterTarget target(const char *name, Transport t, int rotational) {
         return (WriterTarget) {
                 .name = name,
@@ -106,26 +115,26 @@ static const char *const suse_rules =
 
 TEST(udev_goto) {
         _cleanup_(writers_freep) Writers *w = udev("/etc/udev/rules.d/60-io-scheduler.rules", suse_rules);
-        char *no_props[] = { (char *) "ID_BUS=ata", NULL };
-        char *mpath[] = { (char *) "DM_MULTIPATH_DEVICE_PATH=1", NULL };
+        _cleanup_(udev_props_freep) UdevProps *no_props = props((char *[]) { (char *) "ID_BUS=ata", NULL });
+        _cleanup_(udev_props_freep) UdevProps *mpath = props((char *[]) { (char *) "DM_MULTIPATH_DEVICE_PATH=1", NULL });
         WriterTarget t;
 
         assert_int_equal(writers_count(w), 4);
         t = target("loop0", TRANSPORT_LOOP, 0);
-        t.props = no_props;
-        t.props_complete = true;
+        t.udev = no_props;
+        t.udev_complete = true;
         assert_eval(w, t, "scheduler none /etc/udev/rules.d/60-io-scheduler.rules:6 applies add|change");
 
         t = target("sda", TRANSPORT_ATA, 1);
-        t.props = no_props;
-        t.props_complete = true;
+        t.udev = no_props;
+        t.udev_complete = true;
         assert_eval(w, t, "scheduler bfq /etc/udev/rules.d/60-io-scheduler.rules:9 applies add|change");
 
-        t.props = mpath;
+        t.udev = mpath;
         assert_eval(w, t, "scheduler none /etc/udev/rules.d/60-io-scheduler.rules:5 applies add|change");
 
         /* A lone "none": nothing is written (line 4 jumps). */
-        t.props = no_props;
+        t.udev = no_props;
         t.scheduler_text = "none";
         assert_eval(w, t, "");
 
@@ -137,8 +146,8 @@ TEST(udev_goto) {
 
         /* virtio disks are left alone */
         t = target("vda", TRANSPORT_VIRTIO, 1);
-        t.props = no_props;
-        t.props_complete = true;
+        t.udev = no_props;
+        t.udev_complete = true;
         assert_eval(w, t, "");
 }
 
@@ -151,6 +160,7 @@ TEST(udev_import_cmdline) {
         _cleanup_(writers_freep) Writers *w = writers_new();
         _cleanup_(writers_freep) Writers *none = writers_new();
         _cleanup_(writers_freep) Writers *unknown = writers_new();
+        _cleanup_(udev_props_freep) UdevProps *empty = udev_props_new();
         _cleanup_(freep) char *desc = NULL;
         WriterTarget t = target("sda", TRANSPORT_SCSI, 0);
 
@@ -166,11 +176,11 @@ TEST(udev_import_cmdline) {
         assert_int_equal(writers_set_cmdline(none, "ro quiet"), 0);
         assert_int_equal(writers_add_udev_rules(none, RULES_DIR "x.rules", rules, strlen(rules)), 1);
         /* Not imported, and no other rule set it: known to be unset. */
-        t.props = (char *[]) { NULL };
-        t.props_complete = true;
+        t.udev = empty;
+        t.udev_complete = true;
         assert_eval(none, t, "");
         /* What the database does not tell, another rule may have set. */
-        t.props_complete = false;
+        t.udev_complete = false;
         assert_eval(none, t, "scheduler $env{elevator} " RULES_DIR "x.rules:2 may apply add");
         t.name = "dm-0";
         assert_eval(w, t, "scheduler bfq /proc/cmdline:0 applies n/a");
@@ -253,15 +263,16 @@ TEST(udev_systemd_iocost) {
                 "ENV{IOCOST_SOLUTIONS}!=\"\", RUN+=\"iocost apply $env{DEVNAME}\"\n"
                 "\n"
                 "LABEL=\"iocost_end\"\n");
-        char *hwdb[] = { (char *) "ID_MODEL=QEMU_NVMe_Ctrl", (char *) "IOCOST_SOLUTIONS=naive", NULL };
-        char *none[] = { (char *) "ID_MODEL=QEMU_NVMe_Ctrl", NULL };
+        _cleanup_(udev_props_freep) UdevProps *hwdb =
+                props((char *[]) { (char *) "ID_MODEL=QEMU_NVMe_Ctrl", (char *) "IOCOST_SOLUTIONS=naive", NULL });
+        _cleanup_(udev_props_freep) UdevProps *none = props((char *[]) { (char *) "ID_MODEL=QEMU_NVMe_Ctrl", NULL });
         _cleanup_(other_writers_done) OtherWriters o = {};
         _cleanup_(freep) char *keys = NULL, *desc = NULL;
         _cleanup_(strv_freep) char **udev_keys = NULL;
         WriterTarget t = target("nvme0n1", TRANSPORT_NVME, 0);
 
-        t.props = hwdb;
-        t.props_complete = true;
+        t.udev = hwdb;
+        t.udev_complete = true;
         assert_eval(w, t, "iocost n/a " RULES_DIR "90-iocost.rules:11 applies add|change");
         assert_int_equal(writers_for_disk(w, &t, &o), 0);
         assert_int_equal(o.writers[0].kind, WRITER_SYSTEMD_IOCOST);
@@ -273,9 +284,9 @@ TEST(udev_systemd_iocost) {
         desc = writer_describe(&o.writers[0]);
         assert_string_equal(desc, "systemd-iocost rule " RULES_DIR "90-iocost.rules:11 writes it on add|change");
 
-        t.props = none;
+        t.udev = none;
         assert_eval(w, t, "");
-        t.props_complete = false;
+        t.udev_complete = false;
         assert_eval(w, t, "iocost n/a " RULES_DIR "90-iocost.rules:11 may apply add|change");
 
         assert_int_equal(writers_udev_keys(w, &udev_keys), 0);
