@@ -18,7 +18,9 @@
 #include "json.h"
 #include "log.h"
 #include "metrics.h"
+#include "report.h"
 #include "util.h"
+#include "writers.h"
 
 static struct {
         bool json, runtime, ask_password, legend;
@@ -40,7 +42,7 @@ typedef struct DiskInfo {
         uint32_t queues;
         uint64_t last_applied;
         char **current;                 /* Current: key, value, key, value, ... */
-        bool iocost_other_writer;
+        OtherWriters writers;           /* OtherWriters */
         char **rules;
         Desired *desired;
         size_t n_desired;
@@ -71,6 +73,7 @@ static void disk_info_done(DiskInfo *d) {
         strv_free(d->rules);
         strv_free(d->mismatched);
         strv_free(d->holds);
+        other_writers_done(&d->writers);
         for (size_t i = 0; i < d->n_desired; i++) {
                 free(d->desired[i].key);
                 free(d->desired[i].value);
@@ -177,6 +180,41 @@ static int read_desired(sd_bus_message *m, DiskInfo *d) {
 
 static const char *time_text(uint64_t usec, char *buf, size_t size);
 
+/* OtherWriters: each as the core describes it (writer_describe()). */
+static int read_writers(sd_bus_message *m, DiskInfo *d) {
+        const char *key, *owner, *source, *file, *value, *when;
+        uint32_t line;
+        int certain, r;
+
+        r = sd_bus_message_enter_container(m, 'a', "(sssusssb)");
+        while (r >= 0 && (r = sd_bus_message_read(m, "(sssusssb)", &key, &owner, &source, &file, &line,
+                                                   &value, &when, &certain)) > 0) {
+                Writer *a = reallocarray(d->writers.writers, d->writers.n + 1, sizeof(Writer));
+
+                if (!a)
+                        return -ENOMEM;
+                d->writers.writers = a;
+                r = writer_from_record(key, owner, source, file, line, value, when, certain,
+                                       &a[d->writers.n]);
+                if (r == -EINVAL)
+                        continue;       /* a newer daemon's key or owner: not shown */
+                if (r < 0)
+                        return r;
+                d->writers.n++;
+        }
+        return r < 0 ? r : sd_bus_message_exit_container(m);
+}
+
+/* Whether a writer of @d writes systemd-iocost's lines while a rule sets iocost keys. */
+static bool iocost_two_writers(const DiskInfo *d) {
+        if (!other_writers_find(&d->writers, ATTR_IOCOST_ENABLE, NULL, WRITER_KIND_BIT(WRITER_SYSTEMD_IOCOST)))
+                return false;
+        for (size_t i = 0; i < d->n_desired; i++)
+                if (startswith(d->desired[i].key, "iocost."))
+                        return true;
+        return false;
+}
+
 /* Holds: "hold ID by HOLDER since TIME (REASON): KEY=VALUE ..." each. */
 static int read_holds(sd_bus_message *m, DiskInfo *d) {
         const char *holder, *reason, *k, *v;
@@ -221,8 +259,8 @@ static int read_disk_prop(sd_bus_message *m, const char *name, const char *conte
         switch (p) {
         case BUS_DISK_ROTATIONAL:
                 return read_bool(m, &d->rotational);
-        case BUS_DISK_IOCOST_OTHER_WRITER:
-                return read_bool(m, &d->iocost_other_writer);
+        case BUS_DISK_OTHER_WRITERS:
+                return read_writers(m, d);
         case BUS_DISK_QUEUES:
                 return sd_bus_message_read_basic(m, 'u', &d->queues);
         case BUS_DISK_LAST_APPLIED:
@@ -405,6 +443,51 @@ static const char *time_text(uint64_t usec, char *buf, size_t size) {
         return buf;
 }
 
+static const Desired *find_desired(const DiskInfo *d, const char *key) {
+        for (size_t i = 0; i < d->n_desired; i++)
+                if (streq(d->desired[i].key, key))
+                        return &d->desired[i];
+        return NULL;
+}
+
+/* "other_writers":[{"key":...,"owner":...,...}] of a disk. */
+static void print_writers_json(const DiskInfo *d) {
+        fputs(",\"other_writers\":[", stdout);
+        for (size_t i = 0; i < d->writers.n; i++) {
+                const Writer *w = &d->writers.writers[i];
+                _cleanup_(freep) char *key = writer_key(w);
+                const JsonMember m[] = {
+                        { "key", key }, { "owner", writer_kind_to_string(w->kind) }, { "source", w->source },
+                        { "file", w->file }, { "value", w->value }, { "when", w->when },
+                };
+
+                fputs(i > 0 ? ",{" : "{", stdout);
+                json_members(stdout, m, ELEMENTSOF(m));
+                printf(",\"line\":%u,\"certain\":%s}", w->line, w->applies == APPLIES_YES ? "true" : "false");
+        }
+        fputc(']', stdout);
+}
+
+/* The disk's other writers, one line each, with PREFIX: status names the disk, explain not; and
+ * the two-writers note of systemd-iocost. A key left to its writer (owner.defer) says so. */
+static void print_writers(const DiskInfo *d, const char *prefix) {
+        const Desired *defer = find_desired(d, attr_get(ATTR_OWNER_DEFER)->key);
+        _cleanup_(value_done) Value v = {};
+
+        if (defer)
+                (void) value_parse(attr_get(ATTR_OWNER_DEFER), defer->value, &v, NULL);
+        for (size_t i = 0; i < d->writers.n; i++) {
+                const Writer *w = &d->writers.writers[i];
+                _cleanup_(freep) char *key = writer_key(w), *text = writer_describe(w);
+                bool left = !w->dead && (v.num & WRITER_KIND_BIT(w->kind));
+
+                printf("%s%s%s also written by %s%s\n", strempty(prefix), prefix ? ": " : "", strna(key),
+                       strna(text), left ? "; left to it (owner.defer)" : "");
+        }
+        if (iocost_two_writers(d))
+                printf("%s%s%s\n", prefix ?: "note", ": ", report_note_text(REPORT_NOTE_TWO_WRITERS));
+}
+
 static int verb_status(sd_bus *bus, char **args) {
         DiskInfo *l = NULL;
         size_t n = 0;
@@ -447,7 +530,8 @@ static int verb_status(sd_bus *bus, char **args) {
                         json_string(stdout, qos);
                         fputs(",\"iocost_model\":", stdout);
                         json_string(stdout, model);
-                        printf(",\"iocost_other_writer\":%s", d->iocost_other_writer ? "true" : "false");
+                        printf(",\"iocost_other_writer\":%s", iocost_two_writers(d) ? "true" : "false");
+                        print_writers_json(d);
                         printf(",\"last_applied_usec\":%" PRIu64 ",\"error\":", d->last_applied);
                         json_string(stdout, d->last_error && *d->last_error ? d->last_error : NULL);
                         fputc('}', stdout);
@@ -463,20 +547,11 @@ static int verb_status(sd_bus *bus, char **args) {
                 puts("]");
         else
                 for (size_t i = 0; i < n; i++)
-                        if (l[i].iocost_other_writer)
-                                printf("%s: systemd's 90-iocost.rules also writes io.cost.qos and io.cost.model "
-                                       "(two writers; see iosched.conf(5))\n", l[i].name);
+                        print_writers(&l[i], l[i].name);
         for (size_t i = 0; i < n; i++)
                 disk_info_done(&l[i]);
         free(l);
         return 0;
-}
-
-static const Desired *find_desired(const DiskInfo *d, const char *key) {
-        for (size_t i = 0; i < d->n_desired; i++)
-                if (streq(d->desired[i].key, key))
-                        return &d->desired[i];
-        return NULL;
 }
 
 static void explain_line(const char *key, const char *current, const Desired *w, bool *first) {
@@ -534,7 +609,9 @@ static int verb_explain(sd_bus *bus, char **args) {
                 if (startswith(d.desired[i].key, IOSCHED_KEY_PREFIX) && !current_value(&d, d.desired[i].key))
                         explain_line(d.desired[i].key, NULL, &d.desired[i], &first);
         if (arg.json) {
-                printf("],\"iocost_other_writer\":%s,\"holds\":[", d.iocost_other_writer ? "true" : "false");
+                printf("],\"iocost_other_writer\":%s", iocost_two_writers(&d) ? "true" : "false");
+                print_writers_json(&d);
+                fputs(",\"holds\":[", stdout);
                 for (size_t i = 0; d.holds && d.holds[i]; i++) {
                         if (i > 0)
                                 fputc(',', stdout);
@@ -545,9 +622,8 @@ static int verb_explain(sd_bus *bus, char **args) {
                 for (size_t i = 0; d.holds && d.holds[i]; i++)
                         printf("%s %s\n", i == 0 ? "held:" : "     ", d.holds[i]);
         }
-        if (!arg.json && d.iocost_other_writer)
-                printf("note: systemd's 90-iocost.rules also writes io.cost.qos and io.cost.model for %s "
-                       "(two writers; see iosched.conf(5))\n", d.name);
+        if (!arg.json)
+                print_writers(&d, NULL);
         return 0;
 }
 

@@ -5,6 +5,7 @@
 #include "ioschedd-config.h"
 #include "log.h"
 #include "util.h"
+#include "writers-scan.h"
 
 Config *config_ref(Config *c) {
         if (c)
@@ -17,6 +18,7 @@ Config *config_unref(Config *c) {
                 return NULL;
         policy_free(c->policy);
         strv_free(c->errors);
+        writers_free(c->writers);
         free(c);
         return NULL;
 }
@@ -34,6 +36,15 @@ int config_load(const char *root, const char *single_file, Config **ret) {
         if (r < 0)
                 return r;
         policy_disk_load(c->policy, &c->load);
+        /* Who else writes the disks' keys: shown, logged with a change, and owner.defer's. */
+        r = writers_scan(root, &c->writers);
+        if (r == -ENOMEM)
+                return r;
+        if (r < 0)
+                log_warning_errno(r, "Cannot look for other writers below %s: %m", root);
+        r = writers_disk_load(c->writers, &c->load);
+        if (r < 0)
+                return r;
         *ret = TAKE_PTR(c);
         return 0;
 }

@@ -6,6 +6,7 @@
 #include "disk.h"
 #include "macro.h"
 #include "policy.h"
+#include "writers.h"
 
 /*
  * A loaded configuration. Resolved settings point into its rules, so a disk keeps a reference
@@ -16,7 +17,8 @@ typedef struct Config {
         unsigned n_ref;
         Policy *policy;
         char **errors;          /* of the files that were left out */
-        DiskLoad load;          /* what of a disk the policy looks at (policy_disk_load()) */
+        DiskLoad load;          /* what of a disk the policy and the writers look at */
+        Writers *writers;       /* the host's other writers, looked for with the configuration */
 } Config;
 
 Config *config_ref(Config *c);
@@ -25,7 +27,8 @@ DEFINE_TRIVIAL_CLEANUP_FUNC(Config *, config_unref);
 
 /**
  * config_load() - read the configuration
- * @root: where /etc/iosched.conf and the drop-in directories are ("/")
+ * @root: where /etc/iosched.conf and the drop-in directories are ("/"); the other writers'
+ *        files (udev rules, TuneD's profiles, ...) are looked for below it too
  * @single_file: --config: this file alone; NULL for the usual files
  * @ret: the configuration, with ret->errors listing what was left out
  *

@@ -8,6 +8,7 @@
 #include "ioschedd-disk-bus.h"
 #include "log.h"
 #include "util.h"
+#include "writers.h"
 
 #define GETTER_ARGS                                                                     \
         sd_bus *bus, const char *path, const char *interface, const char *property,     \
@@ -40,7 +41,6 @@ DEFINE_DISK_BOOL_GETTER(property_get_rotational, d->rotational == 1);
 DEFINE_DISK_BOOL_GETTER(property_get_removable, d->removable == 1);
 DEFINE_DISK_GETTER(property_get_queues, 'u', uint32_t, d->nr_hw_queues);
 DEFINE_DISK_GETTER(property_get_size, 't', uint64_t, d->size_bytes);
-DEFINE_DISK_BOOL_GETTER(property_get_other_writer, d->iocost_other_writer);
 DEFINE_DISK_STRING_GETTER(property_get_name, o->name);
 DEFINE_DISK_STRING_GETTER(property_get_last_error, strempty(o->last_error));
 DEFINE_DISK_GETTER(property_get_last_applied, 't', uint64_t, o->last_applied);
@@ -214,6 +214,27 @@ DEFINE_ARRAY_GETTER(property_get_desired, "(ssssu)", o->reading.resolved ? o->re
 DEFINE_ARRAY_GETTER(property_get_rules, "(ssu)", o->reading.resolved ? o->reading.resolved->n_rules : 0, rule_record);
 DEFINE_ARRAY_GETTER(property_get_changes, "(sss)", strv_length(o->last_changes) / 3, change_record);
 
+/* OtherWriters: key, owner, source, file, line, value ("" unknown), when, certain. */
+static int append_writer(sd_bus_message *reply, const Writer *w) {
+        _cleanup_(freep) char *key = writer_key(w);
+        int certain = w->applies == APPLIES_YES;
+
+        if (!key)
+                return -ENOMEM;
+        return sd_bus_message_append(reply, "(sssusssb)", key, writer_kind_to_string(w->kind), w->source,
+                                     w->file, w->line, strempty(w->value), strempty(w->when), certain);
+}
+
+static int property_get_other_writers(GETTER_ARGS) {
+        const OtherWriters *o = ((const DiskObject *) userdata)->reading.disk->writers;
+        int r;
+
+        r = sd_bus_message_open_container(reply, 'a', "(sssusssb)");
+        for (size_t i = 0; r >= 0 && o && i < o->n; i++)
+                r = append_writer(reply, &o->writers[i]);
+        return r < 0 ? r : sd_bus_message_close_container(reply);
+}
+
 /* One hold: handle, holder, reason, since, and the settings as the configuration spells them. */
 static int append_hold(sd_bus_message *reply, const Hold *h) {
         int r;
@@ -261,7 +282,7 @@ static const BusPropertyImpl disk_properties[_BUS_PROPERTY_MAX] = {
         [BUS_DISK_QUEUES] = { property_get_queues, .fields = FIELD(DISK_FIELD_QUEUES) },
         [BUS_DISK_SIZE_BYTES] = { property_get_size, .fields = FIELD(DISK_FIELD_SIZE) },
         [BUS_DISK_AVAILABLE_SCHEDULERS] = { property_get_schedulers, .fields = FIELD(DISK_FIELD_SCHEDULERS) },
-        [BUS_DISK_IOCOST_OTHER_WRITER] = { property_get_other_writer, .fields = FIELD(DISK_FIELD_IOCOST_OTHER_WRITER) },
+        [BUS_DISK_OTHER_WRITERS] = { property_get_other_writers, .fields = FIELD(DISK_FIELD_OTHER_WRITERS) },
         [BUS_DISK_DESIRED] = { property_get_desired, .fields = FIELD(DISK_OBJECT_DESIRED) },
         [BUS_DISK_MISMATCHED] = { property_get_mismatched, .fields = FIELD(DISK_OBJECT_MISMATCHED) },
         [BUS_DISK_MATCHED_RULES] = { property_get_rules, .fields = FIELD(DISK_OBJECT_RULES) },

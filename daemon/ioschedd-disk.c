@@ -255,10 +255,27 @@ static void disk_object_take_report(DiskObject *d, Job *j, bool same_policy) {
         d->dirty |= DISK_FIELD_BIT(DISK_OBJECT_LAST_APPLIED);
 }
 
+/* Each change of an apply that puts back a value the disk had at its last reading: someone
+ * else changed it meanwhile (the log line says so, and who else writes the key). */
+static void mark_changed_back(const DiskObject *d, Job *j) {
+        const Disk *before = d->reading.disk;
+
+        for (size_t i = 0; before && j->report && i < j->report->n_actions; i++) {
+                Action *a = &j->report->actions[i];
+                _cleanup_(action_done) Action then = {};
+
+                if (a->outcome == OUTCOME_WRITTEN &&
+                    plan_decide(before, j->reading.resolved, a->setting, NULL, &then) >= 0)
+                        a->changed_back = then.type == ACTION_SKIP;
+        }
+}
+
 static void disk_object_take_results(DiskObject *d, Job *j) {
         bool first = !disk_object_is_published(d);
         bool same_policy = !first && resolved_equal(d->reading.resolved, j->reading.resolved);
 
+        if (j->kind == JOB_APPLY)
+                mark_changed_back(d, j);
         disk_object_take_reading(d, j);
         if (j->kind == JOB_APPLY)
                 disk_object_take_report(d, j, same_policy);

@@ -121,7 +121,7 @@ static void job_run(WorkItem *item, void *thread_data) {
         /* A disk's holds are rules after the configuration's: the newest wins key by key. */
         r = j->reading.n_holds > 0 ? policy_with_holds(config->policy, j->reading.holds, j->reading.n_holds, &held) : 0;
         if (r >= 0)
-                r = disk_run(s, held ?: config->policy, j->name, j->udev_props, j->partial ? &l : NULL,
+                r = disk_run(s, held ?: config->policy, config->writers, j->name, j->udev_props, j->partial ? &l : NULL,
                              (j->kind == JOB_PLAN ? DISK_RUN_DRY_RUN : 0) | DISK_RUN_LOCK, &run);
         /* Gone before it was read, or renamed or made again as a partition: not ours. A disk
          * gone during an apply has a report that says where. */

@@ -57,6 +57,12 @@ static void check_value(const AttrInfo *a, const char *text) {
         case ATTR_KIND_NAME:
                 fuzz_check(strv_length(v.list) == 1 && *v.list[0]);
                 break;
+        case ATTR_KIND_OWNERS:
+                /* each kind once, in the kinds' order; "none" alone */
+                fuzz_check(strv_length(v.list) >= 1);
+                fuzz_check(v.num == 0 ? strv_length(v.list) == 1 && streq(v.list[0], "none")
+                                      : (size_t) __builtin_popcount((unsigned) v.num) == strv_length(v.list));
+                break;
         }
 
         canonical = value_to_string(a, &v);
@@ -65,7 +71,7 @@ static void check_value(const AttrInfo *a, const char *text) {
         fuzz_check(value_parse(a, canonical, &again, NULL) == 0);
         fuzz_check(value_equal(a, &v, &again));
 
-        if (a->kind == ATTR_KIND_SCHEDULER || a->kind == ATTR_KIND_NAME)
+        if (a->kind == ATTR_KIND_SCHEDULER || a->kind == ATTR_KIND_NAME || a->kind == ATTR_KIND_OWNERS)
                 return;
         fuzz_check(value_sysfs_string(a, v.num, buf, sizeof(buf)) == 0);
         if (a->kind == ATTR_KIND_PERCENT)

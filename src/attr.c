@@ -6,6 +6,7 @@
 
 #include "attr.h"
 #include "util.h"
+#include "writers.h"
 
 /* A queue/ attribute: its key is the file's name. */
 #define QUEUE_ATTR(id_, name, kind_, min_, max_, what, ...)                                     \
@@ -77,6 +78,11 @@ static const AttrInfo attr_table[_ATTR_MAX] = {
         QUEUE_ATTR(ATTR_IOSTATS, "iostats", ATTR_KIND_BOOL, 0, 1, "account I/O statistics"),
         QUEUE_ATTR(ATTR_READ_AHEAD_KB, "read_ahead_kb", ATTR_KIND_INT, 0, 4 << 20,
                    "read-ahead in KiB"),
+        [ATTR_OWNER_DEFER] = {
+                .id = ATTR_OWNER_DEFER, .key = "owner.defer", .kind = ATTR_KIND_OWNERS,
+                .file = ATTR_FILE_NONE,
+                .summary = "leave the keys another program writes to it, and only report: udev-rules, tuned, tlp, sysfsutils, systemd-iocost, or none",
+        },
 };
 
 /* Tunables of the schedulers in mainline, by scheduler. A tunable is written only when the
@@ -244,7 +250,7 @@ void value_done(Value *v) {
 bool value_equal(const AttrInfo *a, const Value *x, const Value *y) {
         assert(a && x && y);
 
-        if (a->kind != ATTR_KIND_SCHEDULER && a->kind != ATTR_KIND_NAME)
+        if (a->kind != ATTR_KIND_SCHEDULER && a->kind != ATTR_KIND_NAME && a->kind != ATTR_KIND_OWNERS)
                 return x->num == y->num;
         if (strv_length(x->list) != strv_length(y->list))
                 return false;
@@ -309,6 +315,47 @@ static int parse_name(const char *text, Value *ret, const char **ret_error) {
         return 0;
 }
 
+/* owner.defer: kinds of other writers (writer_kind_from_string()), or "none". Canonical: each
+ * once, in the order of the kinds; "none" alone. */
+static int parse_owners(const char *text, Value *ret, const char **ret_error) {
+        _cleanup_(strv_freep) char **words = NULL, **list = NULL;
+        uint32_t mask = 0;
+        bool none = false;
+        int r;
+
+        r = strv_split(text, " \t,", &words);
+        if (r < 0)
+                return r;
+        for (char **w = words; *w; w++) {
+                int k;
+
+                if (streq(*w, "none")) {
+                        none = true;
+                        continue;
+                }
+                k = writer_kind_from_string(*w);
+                if (k < 0 || k == WRITER_CMDLINE) {
+                        *ret_error = "not an owner (udev-rules, tuned, tlp, sysfsutils, systemd-iocost, or none)";
+                        return -EINVAL;
+                }
+                mask |= WRITER_KIND_BIT(k);
+        }
+        if (strv_isempty(words) || (none && mask)) {
+                *ret_error = "owners, or \"none\" alone";
+                return -EINVAL;
+        }
+        list = calloc(1, sizeof(char *));
+        if (!list)
+                return -ENOMEM;
+        for (WriterKind k = 0; k < _WRITER_KIND_MAX; k++)
+                if ((mask & WRITER_KIND_BIT(k)) && strv_extend(&list, writer_kind_to_string(k)) < 0)
+                        return -ENOMEM;
+        if (!mask && strv_extend(&list, "none") < 0)
+                return -ENOMEM;
+        *ret = (Value) { .num = mask, .list = TAKE_PTR(list) };
+        return 0;
+}
+
 static int parse_scheduler_list(const char *text, Value *ret, const char **ret_error) {
         _cleanup_(strv_freep) char **words = NULL, **list = NULL;
         int r;
@@ -367,6 +414,9 @@ int value_parse(const AttrInfo *a, const char *text, Value *ret, const char **re
 
         case ATTR_KIND_NAME:
                 return parse_name(text, ret, ret_error);
+
+        case ATTR_KIND_OWNERS:
+                return parse_owners(text, ret, ret_error);
 
         case ATTR_KIND_CTRL:
                 if (!streq(text, "auto") && !streq(text, "user")) {
@@ -432,7 +482,7 @@ char *value_to_string(const AttrInfo *a, const Value *v) {
 
         assert(a && v);
         assert(a && v);
-        if (a->kind == ATTR_KIND_SCHEDULER || a->kind == ATTR_KIND_NAME)
+        if (a->kind == ATTR_KIND_SCHEDULER || a->kind == ATTR_KIND_NAME || a->kind == ATTR_KIND_OWNERS)
                 return strv_join(v->list, " ");
         return value_format(a, v->num, buf, sizeof(buf)) < 0 ? NULL : strdup(buf);
 }
@@ -454,6 +504,7 @@ int value_sysfs_string(const AttrInfo *a, int64_t num, char *buf, size_t size) {
         switch (a->kind) {
         case ATTR_KIND_SCHEDULER:
         case ATTR_KIND_NAME:
+        case ATTR_KIND_OWNERS:
                 return -EINVAL;
         case ATTR_KIND_CTRL:
                 n = snprintf(buf, size, "%s", num ? "user" : "auto");

@@ -44,6 +44,7 @@ typedef enum AttrId {
         ATTR_ADD_RANDOM,
         ATTR_IOSTATS,
         ATTR_READ_AHEAD_KB,
+        ATTR_OWNER_DEFER,       /* an option: the other writers whose keys iosched leaves alone */
         _ATTR_MAX,
 } AttrId;
 
@@ -55,6 +56,8 @@ typedef enum AttrKind {
         ATTR_KIND_CTRL,         /* iocost's ctrl: "auto" (0) or "user" (1) */
         ATTR_KIND_PERCENT,      /* hundredths of a percent, written "95.50" (cgroup_parse_float) */
         ATTR_KIND_NAME,         /* a name (list[0]): an iocost solution or "hwdb" */
+        ATTR_KIND_OWNERS,       /* other writers' kinds (writers.h): list of names, num a mask of
+                                 * WRITER_KIND_BIT()s; "none" (0) */
 } AttrKind;
 
 /* Where an attribute lives. */

@@ -37,9 +37,29 @@ static int run_policy(Sysfs *s, const Policy *policy, DiskRunFlags flags, DiskRu
         return 0;
 }
 
-int disk_run(Sysfs *s, const Policy *policy, const char *name, const UdevProps *udev,
+int disk_run_find_writers(DiskRun *run, const Writers *writers) {
+        _cleanup_(other_writers_freep) OtherWriters *o = NULL;
+        char text[256];
+        WriterTarget t;
+        int r;
+
+        assert(run && run->disk);
+        o = calloc(1, sizeof(OtherWriters));
+        if (!o)
+                return -ENOMEM;
+        writer_target_of(run->disk, text, sizeof(text), &t);
+        r = writers_for_disk(writers, &t, o);
+        if (r < 0)
+                return r;
+        other_writers_free(run->disk->writers);
+        run->disk->writers = o->n > 0 ? TAKE_PTR(o) : NULL;
+        return 0;
+}
+
+int disk_run(Sysfs *s, const Policy *policy, const Writers *writers, const char *name, const UdevProps *udev,
              const DiskLoad *load, DiskRunFlags flags, DiskRun **ret) {
         _cleanup_(disk_run_freep) DiskRun *run = NULL;
+        DiskLoad widened;
         int r;
 
         assert(s && policy && name && ret);
@@ -49,6 +69,13 @@ int disk_run(Sysfs *s, const Policy *policy, const char *name, const UdevProps *
         if (!run)
                 return -ENOMEM;
 
+        if (writers) {
+                widened = load ? *load : DISK_LOAD_ALL;
+                r = writers_disk_load(writers, &widened);
+                if (r < 0)
+                        return r;
+                load = &widened;
+        }
         r = sysfs_load_disk(s, name, udev, load, &run->disk);
         if (ERRNO_IS_GONE(r))
                 run->state = DISK_RUN_GONE;
@@ -57,7 +84,9 @@ int disk_run(Sysfs *s, const Policy *policy, const char *name, const UdevProps *
         else if (run->disk->partition)
                 run->state = DISK_RUN_PARTITION;
         else {
-                r = run_policy(s, policy, flags, run);
+                r = writers ? disk_run_find_writers(run, writers) : 0;
+                if (r >= 0)
+                        r = run_policy(s, policy, flags, run);
                 if (r < 0)
                         return r;
         }

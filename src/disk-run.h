@@ -6,6 +6,7 @@
 #include "report.h"
 #include "sysfs-disk.h"
 #include "udev-props.h"
+#include "writers.h"
 
 /*
  * One disk through the pipeline, the same in the udev helper and the daemon: load -> what the
@@ -43,6 +44,9 @@ DEFINE_TRIVIAL_CLEANUP_FUNC(DiskRun *, disk_run_free);
  * disk_run() - bring one disk to its policy, or plan it
  * @s: the tree
  * @policy: the policy
+ * @writers: the host's other writers (writers_scan()), NULL to look for none: the disk's keys
+ *           they write are planned with them (owner.defer, Action.others), and the load widened
+ *           for them (writers_disk_load())
  * @name: the disk's kernel name; validated
  * @udev: udev's properties of the disk from the caller's edge, or NULL to read udev's database
  * @load: what to read of the disk (policy_disk_load()), NULL for everything
@@ -56,5 +60,14 @@ DEFINE_TRIVIAL_CLEANUP_FUNC(DiskRun *, disk_run_free);
  * Return: 0; -EINVAL for an invalid name; -ENOMEM; another negative errno when the disk cannot be
  * read (-EACCES, -EIO, ...).
  */
-int disk_run(Sysfs *s, const Policy *policy, const char *name, const UdevProps *udev,
+int disk_run(Sysfs *s, const Policy *policy, const Writers *writers, const char *name, const UdevProps *udev,
              const DiskLoad *load, DiskRunFlags flags, DiskRun **ret);
+
+/**
+ * disk_run_find_writers() - who else writes the disk's keys: run->disk->writers
+ * @run: a run whose disk was read with writers_disk_load()'s load
+ * @writers: the host's writers (writers_scan())
+ *
+ * Return: 0 or -ENOMEM.
+ */
+int disk_run_find_writers(DiskRun *run, const Writers *writers);

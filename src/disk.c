@@ -4,6 +4,7 @@
 #include <stdio.h>
 
 #include "disk.h"
+#include "writers.h"
 #include "util.h"
 
 static const char *const transport_names[_TRANSPORT_MAX] = {
@@ -285,6 +286,7 @@ Disk *disk_free(Disk *d) {
         for (size_t i = 0; i < _ATTR_FILE_MAX; i++)
                 iocost_state_done(&d->iocost[i]);
         udev_props_free(d->udev);
+        other_writers_free(d->writers);
         free(d);
         return NULL;
 }
@@ -383,10 +385,8 @@ uint64_t disk_keep_unloaded(Disk *d, Disk *old) {
                         TAKE_FROM(d->iocost[f], old->iocost[f]);
                 TAKE_FROM(d->udev, old->udev);
                 d->rqos_static_key = old->rqos_static_key;
-                d->iocost_other_writer = old->iocost_other_writer;
                 l->attrs |= old->load.attrs & ATTR_IOCOST_BITS_MASK;
-                taken |= DISK_FIELD_BIT(DISK_FIELD_IOCOST_QOS) | DISK_FIELD_BIT(DISK_FIELD_IOCOST_MODEL) |
-                         DISK_FIELD_BIT(DISK_FIELD_IOCOST_OTHER_WRITER);
+                taken |= DISK_FIELD_BIT(DISK_FIELD_IOCOST_QOS) | DISK_FIELD_BIT(DISK_FIELD_IOCOST_MODEL);
         }
         for (AttrId id = 0; id < _ATTR_MAX; id++) {
                 int slot = disk_attr_slot(id);  /* the queue's attributes; iocost's are above */
@@ -436,7 +436,7 @@ uint64_t disk_diff(const Disk *a, const Disk *b) {
                                            disk_iocost_shown(b, ATTR_FILE_IOCOST_QOS)));
         DIFF(DISK_FIELD_IOCOST_MODEL, !streq(disk_iocost_shown(a, ATTR_FILE_IOCOST_MODEL),
                                              disk_iocost_shown(b, ATTR_FILE_IOCOST_MODEL)));
-        DIFF(DISK_FIELD_IOCOST_OTHER_WRITER, a->iocost_other_writer != b->iocost_other_writer);
+        DIFF(DISK_FIELD_OTHER_WRITERS, !other_writers_equal(a->writers, b->writers));
         for (AttrId id = 0; id < _ATTR_MAX; id++)
                 DIFF(DISK_FIELD_ATTR + id, disk_attr_slot(id) >= 0 &&
                                            attr_shown(&DISK_ATTR(a, id)) != attr_shown(&DISK_ATTR(b, id)));

@@ -85,6 +85,8 @@ typedef struct DiskLoad {
         bool details;           /* size, max_hw_sectors_kb */
         bool flags;             /* rotational, removable */
         uint32_t attrs;         /* one bit per AttrId; ATTR_IOSCHED reads the tunables */
+        char * const *udev_keys;        /* udev properties to keep besides the hwdb's (the other
+                                         * writers' rules match on them); borrowed, may be NULL */
 } DiskLoad;
 
 #define DISK_LOAD_ALL ((DiskLoad) { .identity = true, .queues = true, .details = true, .flags = true, \
@@ -126,7 +128,10 @@ typedef struct Disk {
         bool rqos_static_key;   /* the running kernel sets rq-qos up with a static key */
         UdevProps *udev;        /* udev's properties kept besides the identity above: the hwdb's
                                  * IOCOST_* when the load reads iocost; NULL for none */
-        bool iocost_other_writer;       /* systemd's 90-iocost.rules writes io.cost.* for it too */
+        bool udev_read;         /* udev's properties were at hand: a key of load.udev_keys that
+                                 * udev lacks is unset, not unknown */
+        struct OtherWriters *writers;   /* who else writes its keys (writers.h); NULL: nobody, or
+                                         * not looked for */
 } Disk;
 
 Disk *disk_free(Disk *d);
@@ -150,7 +155,7 @@ typedef enum DiskField {
         DISK_FIELD_TUNABLES,
         DISK_FIELD_IOCOST_QOS,          /* the io.cost.qos line shown (iocost[].raw) */
         DISK_FIELD_IOCOST_MODEL,
-        DISK_FIELD_IOCOST_OTHER_WRITER,
+        DISK_FIELD_OTHER_WRITERS,
         DISK_FIELD_ATTR,        /* + AttrId: a numeric attribute (-1 when unreadable) */
         _DISK_FIELD_MAX = DISK_FIELD_ATTR + _ATTR_MAX,
 } DiskField;

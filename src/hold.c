@@ -35,6 +35,7 @@ int hold_new(uint32_t id, const char *disk, const char *holder, const char *reas
         h->rule = rule_new(name, file, 0);
         if (!h->rule)
                 return -ENOMEM;
+        h->rule->hold = true;
         r = rule_add_match(h->rule, MATCH_KEY_PREFIX "name", disk, 0, &error);
         if (r < 0)
                 return r;

@@ -61,45 +61,6 @@ int host_cgroup_io_root(int root_fd, char **ret) {
         return -ENOENT;
 }
 
-/* A rule file that is a link to /dev/null, or empty, masks the rule of that name. */
-static bool rule_is_masked(int root_fd, const char *path, const struct stat *lst) {
-        struct stat st = *lst;
-        char link[64];
-        ssize_t k;
-
-        k = readlinkat(root_fd, path, link, sizeof(link) - 1);
-        if (k > 0) {
-                link[k] = 0;
-                if (streq(link, "/dev/null") || fstatat(root_fd, path, &st, 0) < 0)
-                        return true;
-        }
-        return st.st_size == 0;
-}
-
-bool host_systemd_iocost_active(int root_fd) {
-        /* udev's rules directories, the first one with the name wins. */
-        static const char *const dirs[] = {
-                "etc/udev/rules.d", "run/udev/rules.d", "usr/local/lib/udev/rules.d",
-                "usr/lib/udev/rules.d", "lib/udev/rules.d",
-        };
-
-        assert(root_fd >= 0);
-        for (size_t i = 0; i < ELEMENTSOF(dirs); i++) {
-                char path[PATH_MAX];
-                struct stat st;
-
-                if (path_printf(path, sizeof(path), "%s/90-iocost.rules", dirs[i]) < 0 ||
-                    fstatat(root_fd, path, &st, AT_SYMLINK_NOFOLLOW) < 0)
-                        continue;
-                if (rule_is_masked(root_fd, path, &st))
-                        return false;
-                /* The rule runs systemd's helper; without it, it writes nothing. */
-                return faccessat(root_fd, "usr/lib/udev/iocost", X_OK, 0) >= 0 ||
-                       faccessat(root_fd, "lib/udev/iocost", X_OK, 0) >= 0;
-        }
-        return false;
-}
-
 char *host_kernel_release(int root_fd) {
         _cleanup_(freep) char *text = NULL;
         struct utsname u;

@@ -6,8 +6,8 @@
 
 /*
  * What iosched looks up about the host, below a root directory: the cgroup v2 hierarchy with
- * the io controller, whether systemd's 90-iocost.rules is in effect, the kernel's release and
- * tick rate, the scheduler modules it could load, udev's database. Stateless: each function
+ * the io controller, the kernel's release and tick rate, the scheduler modules it could load,
+ * udev's database. Stateless: each function
  * reads the files it names relative to @root_fd ("/" in production, a temporary tree in tests);
  * the Sysfs object keeps what must be looked up only once (sysfs.h).
  */
@@ -23,16 +23,6 @@
  * Return: 0; -ENOENT when there is none (iocost is not applicable on this system); -ENOMEM.
  */
 int host_cgroup_io_root(int root_fd, char **ret);
-
-/**
- * host_systemd_iocost_active() - whether systemd's 90-iocost.rules is in effect
- * @root_fd: the root directory
- *
- * Return: true when the rule is in one of udev's rules directories (the first one with the
- * name, not masked by a link to /dev/null or an empty file) and its helper is installed: it
- * writes io.cost.qos and io.cost.model on every udev event of a disk with IOCOST_SOLUTIONS.
- */
-bool host_systemd_iocost_active(int root_fd);
 
 /**
  * host_kernel_release() - the running kernel's release

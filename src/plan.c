@@ -6,12 +6,14 @@
 
 #include "plan.h"
 #include "util.h"
+#include "writers.h"
 
 static const char *const action_type_names[_ACTION_MAX] = {
         [ACTION_WRITE] = "write",
         [ACTION_SKIP] = "skip",
         [ACTION_UNSUPPORTED] = "unsupported",
         [ACTION_REFUSED] = "refused",
+        [ACTION_DEFERRED] = "defer",
 };
 
 DEFINE_STRING_TABLE_LOOKUP_TO_STRING(action_type, ActionType, action_type_names, _ACTION_MAX);
@@ -24,6 +26,7 @@ static const struct {
         [OUTCOME_SKIPPED] = { "skipped", "already right" },
         [OUTCOME_UNSUPPORTED] = { "unsupported", "unsupported" },
         [OUTCOME_REFUSED] = { "refused", "refused" },
+        [OUTCOME_DEFERRED] = { "deferred", "left to another" },
         [OUTCOME_WRITTEN] = { "written", "changed" },
         [OUTCOME_FAILED] = { "failed", "failed" },
         [OUTCOME_GONE] = { "gone", "gone" },
@@ -50,6 +53,8 @@ static Outcome outcome_of(ActionType t) {
                 return OUTCOME_UNSUPPORTED;
         case ACTION_REFUSED:
                 return OUTCOME_REFUSED;
+        case ACTION_DEFERRED:
+                return OUTCOME_DEFERRED;
         default:
                 return OUTCOME_WOULD_WRITE;
         }
@@ -66,6 +71,7 @@ void action_done(Action *a) {
         free(a->result);
         free(a->file);
         free(a->rule);
+        free(a->others);
         *a = (Action) {};
 }
 
@@ -449,6 +455,10 @@ static int decide(const Disk *d, const Resolved *res, const Setting *s, const ch
                 return decide_before_switch(s, switch_to, a);
 
         switch (s->attr->id) {
+        case ATTR_OWNER_DEFER:
+                return set_decision(a, ACTION_SKIP, "an option of iosched: what %s write%s of this disk "
+                                    "is left to %s", s->text, s->value.num ? "" : "s",
+                                    s->value.num ? "them" : "iosched");
         case ATTR_SCHEDULER:
                 return decide_scheduler(d, s, a);
         case ATTR_IOSCHED:
@@ -462,6 +472,37 @@ static int decide(const Disk *d, const Resolved *res, const Setting *s, const ch
         }
 }
 
+int action_note_others(Action *a, const OtherWriters *o) {
+        assert(a);
+        errno = 0;
+        a->others = mfree(a->others);
+        a->others = other_writers_of_key(o, a->attr->id, a->tunable, UINT32_MAX);
+        return !a->others && errno == ENOMEM ? -ENOMEM : 0;
+}
+
+/* owner.defer: a write of a key that a writer of a deferred kind writes (or may) is left to it.
+ * A hold is asked for explicitly: it is written. */
+static int defer_to_other(const Disk *d, const Resolved *res, const ResolvedSetting *rs, Action *a) {
+        const ResolvedSetting *defer = resolved_find(res, ATTR_OWNER_DEFER, NULL);
+        _cleanup_(freep) char *where = NULL;
+        const Writer *w;
+
+        if (a->type != ACTION_WRITE || !defer || rs->rule->hold)
+                return 0;
+        w = other_writers_find(d->writers, a->attr->id, a->tunable, (uint32_t) defer->setting->value.num);
+        if (!w)
+                return 0;
+        where = writer_where(w);
+        if (!where)
+                return -ENOMEM;
+        a->write = mfree(a->write);
+        a->fallbacks = strv_free(a->fallbacks);
+        return set_decision(a, ACTION_DEFERRED, "left to %s (%s%s, owner.defer at %s:%u)",
+                            writer_kind_to_string(w->kind), where,
+                            w->applies == APPLIES_MAYBE ? ", may apply" : "", defer->rule->file,
+                            defer->setting->line);
+}
+
 int plan_decide(const Disk *d, const Resolved *res, const ResolvedSetting *rs, const char *switch_to,
                 Action *ret) {
         _cleanup_(action_done) Action a = {};
@@ -472,6 +513,13 @@ int plan_decide(const Disk *d, const Resolved *res, const ResolvedSetting *rs, c
         if (r < 0)
                 return r;
         r = decide(d, res, rs->setting, switch_to, &a);
+        if (r < 0)
+                return r;
+        /* Who else writes the key: for the log line of a change, and owner.defer. */
+        r = action_note_others(&a, d->writers);
+        if (r < 0)
+                return r;
+        r = defer_to_other(d, res, rs, &a);
         if (r < 0)
                 return r;
         a.outcome = outcome_of(a.type);

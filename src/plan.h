@@ -11,18 +11,20 @@ typedef enum ActionType {
         ACTION_SKIP,            /* already right: no write */
         ACTION_UNSUPPORTED,     /* the kernel or the device cannot do it */
         ACTION_REFUSED,         /* a safety guard says no */
+        ACTION_DEFERRED,        /* it differs, and another writer owns it (owner.defer): no write */
         _ACTION_MAX,
 } ActionType;
 
 const char *action_type_to_string(ActionType t);
 
 /* What became of an action: the one vocabulary of the reports, the journal and the counters.
- * The planner sets the first four; apply turns a would-write into one of the last three. */
+ * The planner sets the first five; apply turns a would-write into one of the last three. */
 typedef enum Outcome {
         OUTCOME_WOULD_WRITE,    /* a write decided and not made (yet): a plan, a dry run */
         OUTCOME_SKIPPED,        /* already right */
         OUTCOME_UNSUPPORTED,
         OUTCOME_REFUSED,
+        OUTCOME_DEFERRED,       /* left to another writer (owner.defer) */
         OUTCOME_WRITTEN,        /* written and read back as desired */
         OUTCOME_FAILED,         /* the write failed, or the value did not stick */
         OUTCOME_GONE,           /* the disk went away */
@@ -48,6 +50,9 @@ typedef struct Action {
         unsigned line;
         char *rule;
         bool after_switch;      /* decided before a scheduler switch; decided again after it */
+        char *others;           /* where else the key is written (other_writers_of_key()), or NULL */
+        bool changed_back;      /* the disk had the value before, until someone else changed it
+                                 * (the daemon knows: it read the disk last time) */
 
         Outcome outcome;
         int error;              /* negative errno of a failed write */
@@ -67,6 +72,13 @@ void action_done(Action *a);
 /* The outcome of @a for people: "changed", "already right", "would-write", "may-write" (decided
  * again after a scheduler switch), "unsupported", ... */
 const char *action_outcome_label(const Action *a);
+
+/**
+ * action_note_others() - where else an action's key is written: a->others
+ * @o: the disk's other writers, NULL for none
+ * Return: 0 or -ENOMEM.
+ */
+int action_note_others(Action *a, const struct OtherWriters *o);
 
 /**
  * plan_build() - compare the desired settings of a disk with its current ones

@@ -49,6 +49,7 @@ typedef struct Rule {
         char *name;
         char *file;
         unsigned line;          /* of the [rule NAME] header */
+        bool hold;              /* a hold's (hold.h): asked for explicitly, never deferred */
         Match *matches;
         size_t n_matches;
         Setting *settings;

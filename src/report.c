@@ -5,6 +5,7 @@
 #include "log.h"
 #include "report.h"
 #include "util.h"
+#include "writers.h"
 
 /* Where each outcome is counted in a ReportSummary. */
 static const size_t summary_offsets[_OUTCOME_MAX] = {
@@ -12,6 +13,7 @@ static const size_t summary_offsets[_OUTCOME_MAX] = {
         [OUTCOME_SKIPPED] = offsetof(ReportSummary, skipped),
         [OUTCOME_UNSUPPORTED] = offsetof(ReportSummary, unsupported),
         [OUTCOME_REFUSED] = offsetof(ReportSummary, refused),
+        [OUTCOME_DEFERRED] = offsetof(ReportSummary, deferred),
         [OUTCOME_WRITTEN] = offsetof(ReportSummary, written),
         [OUTCOME_FAILED] = offsetof(ReportSummary, failed),
         [OUTCOME_GONE] = offsetof(ReportSummary, gone),
@@ -49,9 +51,13 @@ void report_log(const char *name, const Plan *report) {
         for (size_t i = 0; i < report->n_actions; i++) {
                 const Action *a = &report->actions[i];
 
+                /* A change says whether it put back what someone else changed, and who else
+                 * writes the key: the fight an admin looks for. */
                 if (a->outcome == OUTCOME_WRITTEN)
-                        log_info("%s: %s %s -> %s (rule %s, %s:%u)", name, a->key, strna(a->current),
-                                 strna(a->result ?: a->write), a->rule, a->file, a->line);
+                        log_info("%s: %s %s -> %s (rule %s, %s:%u)%s%s%s", name, a->key, strna(a->current),
+                                 strna(a->result ?: a->write), a->rule, a->file, a->line,
+                                 a->changed_back ? "; changed back" : "", a->others ? "; also written by " : "",
+                                 strempty(a->others));
                 else if (a->outcome == OUTCOME_FAILED)
                         log_warning("%s: %s: %s (rule %s, %s:%u)", name, a->key, strna(a->reason),
                                     a->rule, a->file, a->line);
@@ -97,8 +103,21 @@ void report_print_text(FILE *f, const Disk *d, const Plan *report, bool verbose)
                         fprintf(f, " [%s:%u rule %s]", a->file, a->line, a->rule);
                 fputc('\n', f);
         }
+        report_print_writers(f, d);
         if (report_iocost_two_writers(d, report))
                 fprintf(f, "  note: %s\n", report_note_text(REPORT_NOTE_TWO_WRITERS));
+}
+
+void report_print_writers(FILE *f, const Disk *d) {
+        const OtherWriters *o = d ? d->writers : NULL;
+
+        assert(f);
+        for (size_t i = 0; o && i < o->n; i++) {
+                _cleanup_(freep) char *text = writer_describe(&o->writers[i]), *key = writer_key(&o->writers[i]);
+
+                fprintf(f, "  %s %s: %s\n", i == 0 ? "other writers:" : "              ", strna(key),
+                        strna(text));
+        }
 }
 
 static const char *const note_texts[_REPORT_NOTE_MAX] = {
@@ -140,7 +159,7 @@ void report_log_notes(const char *name, unsigned notes, unsigned *told, int na_l
 bool report_iocost_two_writers(const Disk *d, const Plan *report) {
         assert(report);
 
-        if (!d || !d->iocost_other_writer)
+        if (!d || !other_writers_find(d->writers, ATTR_IOCOST_ENABLE, NULL, WRITER_KIND_BIT(WRITER_SYSTEMD_IOCOST)))
                 return false;
         for (size_t i = 0; i < report->n_actions; i++) {
                 AttrFile f = report->actions[i].attr->file;
@@ -163,8 +182,24 @@ void report_print_json(FILE *f, const Disk *d, const Plan *report, const char *n
                         d->rotational == 1 ? "true" : "false", d->nr_hw_queues);
                 json_string(f, d->scheduler);
         }
-        if (report_iocost_two_writers(d, report))
-                fputs(",\"iocost_other_writer\":\"systemd 90-iocost.rules\"", f);
+        if (d && d->writers) {
+                fputs(",\"other_writers\":[", f);
+                for (size_t i = 0; i < d->writers->n; i++) {
+                        const Writer *w = &d->writers->writers[i];
+                        _cleanup_(freep) char *key = writer_key(w);
+                        const JsonMember m[] = {
+                                { "key", key }, { "owner", writer_kind_to_string(w->kind) },
+                                { "source", w->source }, { "file", w->file }, { "value", w->value },
+                                { "when", w->when },
+                        };
+
+                        fputs(i > 0 ? ",{" : "{", f);
+                        json_members(f, m, ELEMENTSOF(m));
+                        fprintf(f, ",\"line\":%u,\"certain\":%s}", w->line,
+                                w->applies == APPLIES_YES ? "true" : "false");
+                }
+                fputc(']', f);
+        }
         if (note) {
                 fputs(",\"note\":", f);
                 json_string(f, note);
@@ -178,6 +213,7 @@ void report_print_json(FILE *f, const Disk *d, const Plan *report, const char *n
                         { "outcome", outcome_to_string(a->outcome) },
                         { "written", a->outcome == OUTCOME_WRITTEN ? a->write : NULL },
                         { "result", a->result }, { "reason", a->reason }, { "file", a->file },
+                        { "also_written_by", a->others },
                 };
 
                 if (i > 0)

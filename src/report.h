@@ -10,7 +10,7 @@
 /* What reports add up to, for a reply, a counter, the helper's last line or an error text: the
  * actions by outcome. */
 typedef struct ReportSummary {
-        unsigned would_write, skipped, unsupported, refused, written, failed, gone;
+        unsigned would_write, skipped, unsupported, refused, deferred, written, failed, gone;
         const Action *first_failure;    /* NULL when none failed */
 } ReportSummary;
 
@@ -76,6 +76,10 @@ void report_log(const char *name, const Plan *report);
  */
 void report_print_text(FILE *f, const Disk *d, const Plan *report, bool verbose);
 
-/* One JSON object for a disk: {"disk":..., "transport":..., "actions":[...]} */
+/* "  other writers: KEYS: DESCRIPTION" lines, one per writer of the disk's keys (none: none). */
+void report_print_writers(FILE *f, const Disk *d);
+
+/* One JSON object for a disk: {"disk":..., "transport":..., "other_writers":[...],
+ * "actions":[...]} */
 void report_print_json(FILE *f, const Disk *d, const Plan *report, const char *note);
 

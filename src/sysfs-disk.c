@@ -222,18 +222,15 @@ static bool is_iocost_prop(const char *name) {
         return startswith(name, "IOCOST_");
 }
 
-/* What iocost needs besides its two files: the hwdb's properties, whether the kernel sets
- * rq-qos up with a static key, and whether systemd's rule writes the files too. */
-static int load_iocost_info(Sysfs *s, Disk *d, const UdevProps *udev) {
-        const char *sol;
+/* The udev properties a disk keeps: the hwdb's for iocost, and those the other writers' rules
+ * match on (load.udev_keys). */
+static int load_udev_kept(Disk *d, const UdevProps *udev) {
+        bool iocost = d->load.attrs & ATTR_IOCOST_BITS_MASK;
 
-        d->rqos_static_key = kernel_has_rqos_static_key(sysfs_kernel_release(s));
-        if (udev_props_copy_matching(udev, is_iocost_prop, &d->udev) < 0)
-                return -ENOMEM;
-        /* 90-iocost.rules runs "iocost apply" for disks with IOCOST_SOLUTIONS. */
-        sol = d->udev ? d->udev->iocost_solutions : NULL;
-        d->iocost_other_writer = sol && sol[strspn(sol, " \t")] && sysfs_systemd_iocost_active(s);
-        return 0;
+        d->udev_read = udev;
+        if (!iocost && strv_isempty(d->load.udev_keys))
+                return 0;
+        return udev_props_copy_keys(udev, iocost ? is_iocost_prop : NULL, d->load.udev_keys, &d->udev);
 }
 
 /* Flags and details */
@@ -307,7 +304,7 @@ static int load_all(Sysfs *s, Disk *d, const UdevProps *udev) {
         if (r < 0)
                 return r;
         /* Without udev's properties from the caller, its database has them. */
-        if (!udev && d->load.identity) {
+        if (!udev && (d->load.identity || !strv_isempty(d->load.udev_keys))) {
                 r = load_udev_db(s, d, &db);
                 if (r < 0)
                         return r;
@@ -318,11 +315,12 @@ static int load_all(Sysfs *s, Disk *d, const UdevProps *udev) {
                 if (r < 0)
                         return r;
         }
-        if (d->load.attrs & ATTR_IOCOST_BITS_MASK) {
-                r = load_iocost_info(s, d, udev);
-                if (r < 0)
-                        return r;
-        }
+        /* Whether the kernel sets rq-qos up with a static key (iocost's guard). */
+        if (d->load.attrs & ATTR_IOCOST_BITS_MASK)
+                d->rqos_static_key = kernel_has_rqos_static_key(sysfs_kernel_release(s));
+        r = load_udev_kept(d, udev);
+        if (r < 0)
+                return r;
         d->transport = transport_classify(d->name, d->devpath, udev ? udev->bus : NULL);
         if (d->load.flags)
                 load_flags(s, d);

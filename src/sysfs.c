@@ -33,7 +33,6 @@ struct Sysfs {
         bool cgroup_probed;
         int cgroup_err;         /* 0, or -ENOENT: no cgroup v2 hierarchy with the io controller */
         char *cgroup_root;      /* relative to the root: "sys/fs/cgroup" */
-        int systemd_iocost;     /* -1 not checked yet; 0 or 1: 90-iocost.rules is active */
         char **scheduler_modules;       /* NULL: not looked for yet */
 };
 
@@ -53,7 +52,6 @@ int sysfs_new(const char *root, Sysfs **ret) {
         if (s->root_fd < 0)
                 return -errno;
         s->hz = host_hz();
-        s->systemd_iocost = -1;
         *ret = TAKE_PTR(s);
         return 0;
 }
@@ -303,13 +301,6 @@ int sysfs_iocost_probe(Sysfs *s) {
                 s->cgroup_probed = s->cgroup_err != -ENOMEM;
         }
         return s->cgroup_err;
-}
-
-bool sysfs_systemd_iocost_active(Sysfs *s) {
-        assert(s);
-        if (s->systemd_iocost < 0)
-                s->systemd_iocost = host_systemd_iocost_active(s->root_fd);
-        return s->systemd_iocost;
 }
 
 const char *sysfs_kernel_release(Sysfs *s) {

@@ -148,8 +148,6 @@ int sysfs_lock_disk(Sysfs *s, const Disk *d, uint64_t timeout_usec, int *ret_fd)
  */
 int sysfs_iocost_probe(Sysfs *s);
 
-/* host_systemd_iocost_active(), looked up once. */
-bool sysfs_systemd_iocost_active(Sysfs *s);
 
 /* host_kernel_release(), looked up once. May be NULL. */
 const char *sysfs_kernel_release(Sysfs *s);

@@ -125,11 +125,17 @@ int udev_props_add(UdevProps *p, const char *name, const char *value) {
 }
 
 int udev_props_copy_matching(const UdevProps *p, bool (*want)(const char *name), UdevProps **ret) {
+        assert(want);
+        return udev_props_copy_keys(p, want, NULL, ret);
+}
+
+int udev_props_copy_keys(const UdevProps *p, bool (*want)(const char *name), char * const *keys,
+                         UdevProps **ret) {
         _cleanup_(udev_props_freep) UdevProps *c = NULL;
 
-        assert(want && ret);
+        assert(ret);
         for (size_t i = 0; p && i < p->n_props; i++) {
-                if (!want(p->props[i].name))
+                if (!(want && want(p->props[i].name)) && !strv_contains(keys, p->props[i].name))
                         continue;
                 if (!c && !(c = udev_props_new()))
                         return -ENOMEM;

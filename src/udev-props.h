@@ -75,6 +75,10 @@ const char *udev_props_get(const UdevProps *p, const char *name);
  */
 int udev_props_copy_matching(const UdevProps *p, bool (*want)(const char *name), UdevProps **ret);
 
+/* The same, keeping what @want accepts (may be NULL) and what @keys names (may be NULL). */
+int udev_props_copy_keys(const UdevProps *p, bool (*want)(const char *name), char * const *keys,
+                         UdevProps **ret);
+
 /**
  * udev_props_from_strv() - properties from "KEY=value" strings
  * @l: the environment of a program udevd runs (RUN), or a test's list; NULL is empty

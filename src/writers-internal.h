@@ -72,6 +72,7 @@ struct Writers {
         TunedUnit *tuned_units;         /* [disk] units in TuneD's order of taking devices */
         size_t n_tuned_units;
         char *cmdline;                  /* NULL: unknown */
+        char **udev_keys;               /* what the rules files match on, sorted (writers_udev_keys()) */
 };
 
 void writer_entry_done(WriterEntry *e);

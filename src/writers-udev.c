@@ -391,15 +391,6 @@ static int udev_add_writer(Writers *w, const UdevFile *f, size_t line, WriterKin
         return 1;
 }
 
-static uint32_t iocost_attrs(void) {
-        uint32_t m = 0;
-
-        for (AttrId id = 0; id < _ATTR_MAX; id++)
-                if (attr_get(id)->file == ATTR_FILE_IOCOST_QOS || attr_get(id)->file == ATTR_FILE_IOCOST_MODEL)
-                        m |= ATTR_BIT(id);
-        return m;
-}
-
 /* What a RUN program writes: "iocost apply" (systemd-iocost), "blockdev --setra N", or a
  * path below /sys that ends in one of our keys (echo VALUE > /sys/block/%k/queue/scheduler). */
 static int udev_run_writers(Writers *w, const UdevFile *f, size_t line, const char *cmd) {
@@ -413,7 +404,7 @@ static int udev_run_writers(Writers *w, const UdevFile *f, size_t line, const ch
         arg1 = cmd + n0 + strspn(cmd + n0, " \t");
         n1 = strcspn(arg1, " \t");
         if (word_is(base, cmd + n0 - base, "iocost") && word_is(arg1, n1, "apply"))
-                return udev_add_writer(w, f, line, WRITER_SYSTEMD_IOCOST, iocost_attrs(), NULL, NULL, false,
+                return udev_add_writer(w, f, line, WRITER_SYSTEMD_IOCOST, writer_iocost_attrs(), NULL, NULL, false,
                                        cmd, n0);
         if (word_is(base, cmd + n0 - base, "blockdev")) {
                 const char *ra = strstr(cmd, "--setra");
@@ -609,6 +600,13 @@ int writers_add_udev_rules(Writers *w, const char *filename, const char *text, s
                 **nf = f;
                 w->n_udev_files++;
         }
+        /* The properties the kept files match on: a disk's loader keeps them. */
+        if (!w->udev_keys && !(w->udev_keys = calloc(1, sizeof(char *))))
+                return -ENOMEM;
+        r = udev_file_keys(w->udev_files[w->n_udev_files - 1], &w->udev_keys);
+        if (r < 0)
+                return r;
+        strv_sort(w->udev_keys);
         return found;
 fail:
         /* The entries pointing at this file go with it. */
@@ -663,7 +661,7 @@ static int udev_env_get(const UdevEnv *e, const char *key, const char **ret) {
         v = t->udev ? udev_props_get(t->udev, key) : NULL;
         if (v)
                 return *ret = v, 1;
-        if (e->overflow || !t->udev || !t->udev_complete)
+        if (e->overflow || !t->udev_complete)
                 return 0;
         return *ret = "", 1;
 }

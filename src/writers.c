@@ -138,6 +138,54 @@ bool writer_writes(const Writer *w, AttrId id, const char *tunable) {
         return id != ATTR_IOSCHED || streq_ptr(w->tunable, tunable);
 }
 
+uint32_t writer_iocost_attrs(void) {
+        uint32_t m = 0;
+
+        for (AttrId id = 0; id < _ATTR_MAX; id++)
+                if (attr_get(id)->file == ATTR_FILE_IOCOST_QOS || attr_get(id)->file == ATTR_FILE_IOCOST_MODEL)
+                        m |= ATTR_BIT(id);
+        return m;
+}
+
+int writer_from_record(const char *key, const char *owner, const char *source, const char *file,
+                       unsigned line, const char *value, const char *when, bool certain, Writer *ret) {
+        _cleanup_(writer_done) Writer w = {};
+        const AttrInfo *a;
+        int kind, r;
+
+        kind = writer_kind_from_string(owner);
+        if (kind < 0)
+                return -EINVAL;
+        w = (Writer) {
+                .kind = kind,
+                .line = line,
+                .dead = kind == WRITER_CMDLINE,
+                .applies = certain ? APPLIES_YES : APPLIES_MAYBE,
+        };
+        if (streq(key, "iocost"))
+                w.attrs = writer_iocost_attrs();
+        else {
+                r = setting_key_parse(key, &a, &w.tunable);
+                if (r < 0)
+                        return r == -ENOENT ? -EINVAL : r;
+                w.attrs = ATTR_BIT(a->id);
+        }
+        if (!(w.source = strdup(source)) || !(w.file = strdup(file)) ||
+            (*value && !(w.value = strdup(value))) || (*when && !(w.when = strdup(when))))
+                return -ENOMEM;
+        *ret = w;
+        w = (Writer) {};
+        return 0;
+}
+
+char *writer_key(const Writer *w) {
+        for (AttrId id = 0; id < _ATTR_MAX; id++)
+                if (w->attrs == ATTR_BIT(id))
+                        return id == ATTR_IOSCHED ? strdup_printf(IOSCHED_KEY_PREFIX "%s", strempty(w->tunable))
+                                                  : strdup(attr_get(id)->key);
+        return strdup("iocost");
+}
+
 char *writer_where(const Writer *w) {
         if (w->line == 0)
                 return strdup(strempty(w->file));
@@ -229,6 +277,7 @@ Writers *writers_free(Writers *w) {
                 free(w->tuned_units[i].devices);
         free(w->tuned_units);
         free(w->cmdline);
+        strv_free(w->udev_keys);
         free(w);
         return NULL;
 }
@@ -698,18 +747,53 @@ void writers_filter_programs(Writers *w, bool (*exists)(const char *program, voi
 }
 
 int writers_udev_keys(const Writers *w, char ***ret) {
-        _cleanup_(strv_freep) char **keys = NULL;
-        int r;
+        char **keys = strv_copy(w && w->udev_keys ? w->udev_keys : (char *[]) { NULL });
 
-        keys = calloc(1, sizeof(char *));
         if (!keys)
                 return -ENOMEM;
-        for (size_t f = 0; w && f < w->n_udev_files; f++) {
-                r = udev_file_keys(w->udev_files[f], &keys);
-                if (r < 0)
-                        return r;
+        *ret = keys;
+        return 0;
+}
+
+void writer_target_of(const Disk *d, char *buf, size_t size, WriterTarget *ret) {
+        size_t len = 0;
+
+        assert(d && buf && size > 0 && ret);
+        *ret = (WriterTarget) {
+                .name = d->name,
+                .devpath = d->devpath,
+                .devnum = d->devnum,
+                .transport = d->transport,
+                .rotational = d->load.flags ? d->rotational : -1,
+                .removable = d->load.flags ? d->removable : -1,
+                .has_scheduler = d->has_scheduler_file,
+                .zoned = zoned_to_string(d->zoned),
+                .udev = d->udev,
+                .udev_complete = d->udev_read,
+        };
+        /* queue/scheduler as Linux 6.2+ prints it: each name, the current one in brackets. */
+        buf[0] = 0;
+        for (char **p = d->schedulers; p && *p && len < size; p++) {
+                bool cur = streq_ptr(*p, d->scheduler);
+                int n = snprintf(buf + len, size - len, "%s%s%s%s", len ? " " : "", cur ? "[" : "", *p,
+                                 cur ? "]" : "");
+
+                if (n < 0 || (size_t) n >= size - len) {
+                        buf[0] = 0;
+                        break;
+                }
+                len += n;
         }
-        strv_sort(keys);
-        *ret = TAKE_PTR(keys);
+        ret->scheduler_text = d->has_scheduler_file ? buf : "";
+}
+
+int writers_disk_load(const Writers *w, DiskLoad *load) {
+        assert(load);
+        if (!w || w->n_entries == 0)
+                return 0;
+        load->identity = true;
+        load->flags = true;
+        load->attrs |= ATTR_BIT(ATTR_SCHEDULER);
+        load->udev_keys = w->udev_keys;
         return 0;
 }

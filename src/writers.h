@@ -67,9 +67,28 @@ typedef struct WriterTarget {
         int has_scheduler;              /* queue/scheduler exists: -1 unknown */
         const char *scheduler_text;     /* queue/scheduler as the kernel prints it, NULL unknown */
         const char *zoned;              /* queue/zoned: "none", "host-managed", NULL unknown */
-        const UdevProps *udev;          /* udev's properties, NULL unknown */
-        bool udev_complete;             /* a key @udev lacks is unset (else: unknown) */
+        const UdevProps *udev;          /* udev's properties, may be NULL */
+        bool udev_complete;             /* a key @udev lacks (all, when NULL) is unset; else unknown */
 } WriterTarget;
+
+typedef struct Writers Writers;
+
+/**
+ * writer_target_of() - what a disk's reading tells the evaluation
+ * @d: the disk as read (its load says which fields are known)
+ * @buf: room for queue/scheduler's text, made from the reading as the kernel prints it
+ * @ret: the target; it points into @d and @buf
+ */
+void writer_target_of(const Disk *d, char *buf, size_t size, WriterTarget *ret);
+
+/**
+ * writers_disk_load() - what a disk's reading must hold for the writers to be evaluated
+ * @w: the host's writers; NULL or none found: nothing more
+ * @load: widened: identity (path), flags, the scheduler, and the udev properties the rules match
+ *        on (load->udev_keys points into @w)
+ * Return: 0 or -ENOMEM.
+ */
+int writers_disk_load(const Writers *w, DiskLoad *load);
 
 /* A disk's other writers: every writer that writes one of its keys, or may. */
 typedef struct OtherWriters {
@@ -93,6 +112,23 @@ bool writer_writes(const Writer *w, AttrId id, const char *tunable);
  */
 char *writer_describe(const Writer *w);
 
+/* The key a writer writes, as the configuration spells it ("scheduler", "iosched.low_latency"),
+ * or "iocost" for systemd-iocost's lines; a new string, NULL on out of memory. */
+char *writer_key(const Writer *w);
+
+/* The keys of systemd-iocost's lines: every key of io.cost.qos and io.cost.model. */
+uint32_t writer_iocost_attrs(void);
+
+/**
+ * writer_from_record() - a writer as a client reads it from the bus (OtherWriters)
+ * @key: writer_key()'s; @owner: writer_kind_to_string()'s; @value, @when: "" is none
+ * @ret: the writer; writer_done() frees it
+ *
+ * Return: 0; -EINVAL for a key or owner this program does not know; -ENOMEM.
+ */
+int writer_from_record(const char *key, const char *owner, const char *source, const char *file,
+                       unsigned line, const char *value, const char *when, bool certain, Writer *ret);
+
 /* "FILE:LINE" (or "FILE" for line 0), a new string. */
 char *writer_where(const Writer *w);
 
@@ -111,8 +147,6 @@ char *other_writers_of_key(const OtherWriters *o, AttrId id, const char *tunable
 /* The writers of one key of @kinds that are not dead: the first one, or NULL. */
 const Writer *other_writers_find(const OtherWriters *o, AttrId id, const char *tunable,
                                  uint32_t kinds);
-
-typedef struct Writers Writers;
 
 Writers *writers_new(void);
 Writers *writers_free(Writers *w);

@@ -11,6 +11,7 @@
 #include "engine.h"
 #include "log.h"
 #include "util.h"
+#include "writers-scan.h"
 
 extern char **environ;
 
@@ -146,6 +147,57 @@ static const char *disk_arg_name(const char *word) {
 /* Said once a run: under udev, once an event. */
 static unsigned told_notes;
 
+/* The host's other writers: looked for when they decide (owner.defer) or are shown (by hand);
+ * under udev only once something was written, for its log line. */
+static Writers *writers;
+static bool writers_scanned;
+
+static const Writers *writers_get_scanned(void) {
+        int r;
+
+        if (writers_scanned)
+                return writers;
+        writers_scanned = true;
+        r = writers_scan(arg.root, &writers);
+        if (r < 0)
+                log_debug_errno(r, "Cannot look for the other writers below %s: %m", arg.root);
+        return writers;
+}
+
+static void writers_release(void) {
+        writers = writers_free(writers);
+}
+
+/* A run made without the other writers wrote: who else writes what it changed, for the log
+ * line. Under udev the event's properties are udev's whole list. */
+static int note_writers(DiskRun *run, const UdevProps *props) {
+        const Writers *w = writers_get_scanned();
+        _cleanup_(other_writers_freep) OtherWriters *o = NULL;
+        char text[256];
+        WriterTarget t;
+        int r;
+
+        if (!w || !run->disk || !run->plan)
+                return 0;
+        o = calloc(1, sizeof(OtherWriters));
+        if (!o)
+                return -ENOMEM;
+        writer_target_of(run->disk, text, sizeof(text), &t);
+        if (props) {
+                t.udev = props;
+                t.udev_complete = true;
+        }
+        r = writers_for_disk(w, &t, o);
+        if (r < 0)
+                return r;
+        for (size_t i = 0; i < run->plan->n_actions; i++) {
+                r = action_note_others(&run->plan->actions[i], o);
+                if (r < 0)
+                        return r;
+        }
+        return 0;
+}
+
 /* What a run shows of a disk: its report, or why there is none. */
 static void print_run(const char *name, const DiskRun *run) {
         if (run->state == DISK_RUN_PARTITION) {
@@ -171,6 +223,7 @@ static int apply_one(Sysfs *s, const Policy *policy, const char *name, bool list
         _cleanup_(udev_props_freep) UdevProps *props = NULL;
         const char *n = disk_arg_name(name);
         DiskLoad load = DISK_LOAD_ALL;
+        const Writers *w = NULL;
         bool by_udev;
         int r;
 
@@ -184,8 +237,14 @@ static int apply_one(Sysfs *s, const Policy *policy, const char *name, bool list
         by_udev = udev_event_is_for(n);
         if (by_udev && udev_props_from_strv(environ, &props) < 0)
                 return log_oom();
-        r = disk_run(s, policy, n, props, &load,
+        /* Under udev, a disk at its policy costs no look for other writers (the files of
+         * udev's rules directories and more): only owner.defer needs them before planning. */
+        if (!by_udev || (load.attrs & ATTR_BIT(ATTR_OWNER_DEFER)))
+                w = writers_get_scanned();
+        r = disk_run(s, policy, w, n, props, &load,
                      (arg.dry_run ? DISK_RUN_DRY_RUN : 0) | (by_udev ? 0 : DISK_RUN_LOCK), &run);
+        if (r >= 0 && !w && run->summary.written > 0)
+                r = note_writers(run, props);
         if (r == -EINVAL) {
                 _cleanup_(freep) char *e = escape_for_log(name, 64);
 
@@ -276,6 +335,7 @@ int main(int argc, char *argv[]) {
         }
 
         atexit(arg_free);
+        atexit(writers_release);
         r = parse_argv(argc, argv);
         if (r <= 0)
                 return r < 0 ? EXIT_USAGE : 0;

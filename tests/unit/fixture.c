@@ -43,6 +43,7 @@ void fixture_setup(Fixture *ret, const FakeDiskSpec *spec, const char *file, con
 
 void fixture_teardown(Fixture *f) {
         policy_free(f->p);
+        writers_free(f->w);
         sysfs_free(f->s);
         fake_kernel_free(f->k);
         *f = (Fixture) {};
@@ -63,7 +64,7 @@ Plan *fixture_apply(const Fixture *f, const char *disk, char * const *props, con
         _cleanup_(disk_run_freep) DiskRun *run = NULL;
         Plan *plan;
 
-        assert_int_equal(disk_run(f->s, f->p, disk, u, load, flags, &run), 0);
+        assert_int_equal(disk_run(f->s, f->p, f->w, disk, u, load, flags, &run), 0);
         assert_non_null(run->plan);
         if (ret)
                 *ret = run->summary;

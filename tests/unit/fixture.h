@@ -23,6 +23,7 @@ typedef struct Fixture {
         FakeKernel *k;
         Sysfs *s;
         Policy *p;
+        Writers *w;             /* the host's other writers: NULL, or a test's */
 } Fixture;
 
 /* The disk @spec, and the policy fixture_policy(@file, @match_name, @settings). */

@@ -400,23 +400,23 @@ TEST(run_states) {
         setup(&c, &ssd, "scheduler = mq-deadline\n");
         assert_int_equal(fake_disk_add(c.k, &part), 0);
 
-        assert_int_equal(disk_run(c.s, c.p, "sda1", NULL, NULL, 0, &run), 0);
+        assert_int_equal(disk_run(c.s, c.p, NULL, "sda1", NULL, NULL, 0, &run), 0);
         assert_int_equal(run->state, DISK_RUN_PARTITION);
         assert_non_null(run->disk);
         assert_null(run->resolved);
         assert_null(run->plan);
         run = disk_run_free(run);
 
-        assert_int_equal(disk_run(c.s, c.p, "sdq", NULL, NULL, 0, &run), 0);
+        assert_int_equal(disk_run(c.s, c.p, NULL, "sdq", NULL, NULL, 0, &run), 0);
         assert_int_equal(run->state, DISK_RUN_GONE);
         assert_null(run->disk);
         assert_null(run->plan);
         run = disk_run_free(run);
 
-        assert_int_equal(disk_run(c.s, c.p, "../sda", NULL, NULL, 0, &run), -EINVAL);
+        assert_int_equal(disk_run(c.s, c.p, NULL, "../sda", NULL, NULL, 0, &run), -EINVAL);
         assert_null(run);
 
-        assert_int_equal(disk_run(c.s, c.p, "sda", NULL, NULL, 0, &run), 0);
+        assert_int_equal(disk_run(c.s, c.p, NULL, "sda", NULL, NULL, 0, &run), 0);
         assert_int_equal(run->state, DISK_RUN_DONE);
         assert_int_equal(run->summary.written, 1);
         assert_int_equal(run->notes, 0);

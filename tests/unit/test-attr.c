@@ -141,6 +141,17 @@ TEST(values) {
         parse_bad(ATTR_MAX_SECTORS_KB, "2", -ERANGE);
         parse_ok(ATTR_READ_AHEAD_KB, "0", 0);
         parse_ok(ATTR_IOSCHED, "100", 100);
+        /* owner.defer: a mask of writer kinds, spelt in the kinds' order, "none" alone */
+        parse_ok(ATTR_OWNER_DEFER, "tuned, udev-rules tuned", (1 << 0) | (1 << 1));
+        parse_ok(ATTR_OWNER_DEFER, "none", 0);
+        parse_bad(ATTR_OWNER_DEFER, "tuned none", -EINVAL);
+        parse_bad(ATTR_OWNER_DEFER, "cmdline", -EINVAL);
+        parse_bad(ATTR_OWNER_DEFER, "systemd", -EINVAL);
+        assert_int_equal(value_parse(attr_get(ATTR_OWNER_DEFER), "sysfsutils,tuned", &v, NULL), 0);
+        s = value_to_string(attr_get(ATTR_OWNER_DEFER), &v);
+        assert_string_equal(s, "tuned sysfsutils");
+        value_done(&v);
+        s = mfree(s);
 
         /* schedulers: alias, order, duplicates, validation */
         assert_int_equal(value_parse(attr_get(ATTR_SCHEDULER), "deadline bfq  mq-deadline,none", &v, NULL), 0);
@@ -268,7 +279,7 @@ TEST(keys) {
                 } else {
                         assert_int_equal(disk_attr_slot(id), -1);
                         assert_null(a->path);
-                        assert_true(startswith(a->key, "iocost."));
+                        assert_true(startswith(a->key, "iocost.") || id == ATTR_OWNER_DEFER);
                         if (a->file != ATTR_FILE_NONE)
                                 assert_ptr_equal(attr_from_token(a->file, a->token), a);
                 }

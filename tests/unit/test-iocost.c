@@ -19,6 +19,7 @@
 #include "iocost.h"
 #include "report.h"
 #include "tests.h"
+#include "writers-scan.h"
 #include "util.h"
 
 /* ctrl=auto on an NVMe disk (AUTOP_SSD_FAST), as set up by a first write of enable=1 */
@@ -614,30 +615,27 @@ TEST(apply_hwdb) {
         fixture_teardown(&c);
 }
 
-/* systemd's 90-iocost.rules in effect: a second writer for disks with IOCOST_SOLUTIONS */
+/* systemd's 90-iocost.rules in effect: a second writer (writers_scan() of the fake root) for
+ * disks with IOCOST_SOLUTIONS, found in the pipeline. */
 static bool two_writers(Fixture *c, char * const *props, bool *ret_note) {
         _cleanup_(udev_props_freep) UdevProps *u = fixture_props(props);
-        _cleanup_(disk_freep) Disk *d = NULL;
-        _cleanup_(resolved_freep) Resolved *r = NULL;
-        _cleanup_(plan_freep) Plan *p = NULL;
+        _cleanup_(writers_freep) Writers *w = NULL;
+        _cleanup_(disk_run_freep) DiskRun *run = NULL;
         _cleanup_(freep) char *out = NULL;
         size_t size = 0;
         DiskLoad load;
         FILE *f;
 
-        sysfs_free(c->s);
-        assert_int_equal(sysfs_new(c->k->root, &c->s), 0);
-        fake_kernel_attach(c->k, c->s);
+        assert_int_equal(writers_scan(c->k->root, &w), 0);
         policy_disk_load(c->p, &load);
-        assert_int_equal(sysfs_load_disk(c->s, "nvme0n1", u, &load, &d), 0);
-        assert_int_equal(policy_resolve(c->p, d, &r), 0);
-        assert_int_equal(plan_build(d, r, &p), 0);
+        assert_int_equal(disk_run(c->s, c->p, w, "nvme0n1", u, &load, DISK_RUN_DRY_RUN, &run), 0);
         f = open_memstream(&out, &size);
         assert_non_null(f);
-        report_print_text(f, d, p, false);
+        report_print_text(f, run->disk, run->plan, false);
         fclose(f);
         *ret_note = strstr(out, "(two writers)");
-        return d->iocost_other_writer;
+        return other_writers_find(run->disk->writers, ATTR_IOCOST_RLAT, NULL,
+                                  WRITER_KIND_BIT(WRITER_SYSTEMD_IOCOST));
 }
 
 TEST(two_writers) {

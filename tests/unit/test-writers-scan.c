@@ -9,6 +9,8 @@
 #include <sys/stat.h>
 
 #include "fake-kernel.h"
+#include "fixture.h"
+#include "hold.h"
 #include "tests.h"
 #include "util.h"
 #include "writers-scan.h"
@@ -156,6 +158,78 @@ TEST(scan_empty_root) {
         assert_int_equal(writers_count(w), 0);
         fake_kernel_free(k);
         assert_int_equal(writers_scan("/nonexistent-iosched-root", &w), -ENOENT);
+}
+
+/* The pipeline with the host's writers: Action.others names them, owner.defer leaves their
+ * keys alone (no write, "left to"), a key nobody else writes is written, a hold is written even
+ * so. */
+static const FakeDiskSpec sdb = { .name = "sdb", .devnum = "8:16", .schedulers = "none mq-deadline kyber",
+                                  .scheduler = "none", .queues = 1, .rotational = 1 };
+
+static Plan *run_with(Fixture *c, const char *settings, bool with_hold) {
+        _cleanup_(hold_unrefp) Hold *h = NULL;
+        _cleanup_(policy_free_borrowedp) Policy *b = NULL;
+        _cleanup_(disk_run_freep) DiskRun *run = NULL;
+        Policy *p = fixture_policy("/etc/iosched.conf", "sdb", settings);
+
+        if (with_hold) {
+                assert_int_equal(hold_new(1, "sdb", "test", "why", 0, &h), 0);
+                assert_int_equal(hold_add_setting(h, "scheduler", "kyber", NULL), 0);
+        }
+        assert_int_equal(policy_with_holds(p, &h, with_hold ? 1 : 0, &b), 0);
+        assert_int_equal(disk_run(c->s, b, c->w, "sdb", NULL, NULL, 0, &run), 0);
+        policy_free(p);
+        for (size_t i = 0; i < run->plan->n_actions; i++)
+                run->plan->actions[i].setting = NULL;
+        return TAKE_PTR(run->plan);
+}
+
+TEST(pipeline) {
+        Fixture c;
+        Plan *p;
+        const Action *a;
+
+        fixture_setup(&c, &sdb, "/etc/iosched.conf", "sdb", "scheduler = none");
+        assert_int_equal(fake_write(c.k, "etc/udev/rules.d/60-sched.rules",
+                                    "ACTION==\"add|change\", KERNEL==\"sd*\", ATTR{queue/rotational}==\"1\", ATTR{queue/scheduler}=\"kyber\""), 0);
+        assert_int_equal(writers_scan(c.k->root, &c.w), 0);
+
+        /* Correcting, today's default: written, and the log line has who else writes it. */
+        p = run_with(&c, "scheduler = mq-deadline\nread_ahead_kb = 256", false);
+        a = fixture_action(p, "scheduler");
+        assert_int_equal(a->outcome, OUTCOME_WRITTEN);
+        assert_string_equal(a->others, "/etc/udev/rules.d/60-sched.rules:1");
+        assert_null(fixture_action(p, "read_ahead_kb")->others);
+        assert_int_equal(c.k->n_writes, 2);
+        plan_free(p);
+
+        /* Deferred: the rule's key is left alone; the other one is written. */
+        assert_int_equal(fake_write(c.k, "sys/class/block/sdb/queue/scheduler", "[none] mq-deadline kyber"), 0);
+        fake_kernel_forget_writes(c.k);
+        p = run_with(&c, "scheduler = mq-deadline\nread_ahead_kb = 512\nowner.defer = udev-rules", false);
+        a = fixture_action(p, "scheduler");
+        assert_int_equal(a->type, ACTION_DEFERRED);
+        assert_int_equal(a->outcome, OUTCOME_DEFERRED);
+        assert_string_equal(a->reason, "left to udev-rules (/etc/udev/rules.d/60-sched.rules:1, owner.defer at "
+                                       "/etc/iosched.conf:5)");
+        assert_int_equal(fixture_action(p, "read_ahead_kb")->outcome, OUTCOME_WRITTEN);
+        assert_int_equal(c.k->n_writes, 1);
+        plan_free(p);
+
+        /* Deferred to another owner: written as usual. */
+        fake_kernel_forget_writes(c.k);
+        p = run_with(&c, "scheduler = mq-deadline\nowner.defer = tuned", false);
+        assert_int_equal(fixture_action(p, "scheduler")->outcome, OUTCOME_WRITTEN);
+        plan_free(p);
+
+        /* A hold is asked for explicitly: written, deferral or not. */
+        fake_kernel_forget_writes(c.k);
+        p = run_with(&c, "scheduler = none\nowner.defer = udev-rules", true);
+        a = fixture_action(p, "scheduler");
+        assert_string_equal(a->rule, "hold-1");
+        assert_int_equal(a->outcome, OUTCOME_WRITTEN);
+        plan_free(p);
+        fixture_teardown(&c);
 }
 
 DEFINE_TEST_MAIN(NULL, NULL)
