@@ -186,8 +186,8 @@ static int read_writers(sd_bus_message *m, DiskInfo *d) {
         uint32_t line;
         int certain, r;
 
-        r = sd_bus_message_enter_container(m, 'a', "(sssusssb)");
-        while (r >= 0 && (r = sd_bus_message_read(m, "(sssusssb)", &key, &owner, &source, &file, &line,
+        r = sd_bus_message_enter_container(m, 'a', "(ssssussb)");
+        while (r >= 0 && (r = sd_bus_message_read(m, "(ssssussb)", &key, &owner, &source, &file, &line,
                                                    &value, &when, &certain)) > 0) {
                 Writer *a = reallocarray(d->writers.writers, d->writers.n + 1, sizeof(Writer));
 

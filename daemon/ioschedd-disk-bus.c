@@ -221,7 +221,7 @@ static int append_writer(sd_bus_message *reply, const Writer *w) {
 
         if (!key)
                 return -ENOMEM;
-        return sd_bus_message_append(reply, "(sssusssb)", key, writer_kind_to_string(w->kind), w->source,
+        return sd_bus_message_append(reply, "(ssssussb)", key, writer_kind_to_string(w->kind), w->source,
                                      w->file, w->line, strempty(w->value), strempty(w->when), certain);
 }
 
@@ -229,7 +229,7 @@ static int property_get_other_writers(GETTER_ARGS) {
         const OtherWriters *o = ((const DiskObject *) userdata)->reading.disk->writers;
         int r;
 
-        r = sd_bus_message_open_container(reply, 'a', "(sssusssb)");
+        r = sd_bus_message_open_container(reply, 'a', "(ssssussb)");
         for (size_t i = 0; r >= 0 && o && i < o->n; i++)
                 r = append_writer(reply, &o->writers[i]);
         return r < 0 ? r : sd_bus_message_close_container(reply);

@@ -58,7 +58,7 @@
         X(DISK, SIZE_BYTES, "SizeBytes", "t", EMITS)                                            \
         X(DISK, AVAILABLE_SCHEDULERS, "AvailableSchedulers", "as", EMITS)                       \
         X(DISK, CURRENT, "Current", "a{ss}", EMITS)                                             \
-        X(DISK, OTHER_WRITERS, "OtherWriters", "a(sssusssb)", EMITS)                            \
+        X(DISK, OTHER_WRITERS, "OtherWriters", "a(ssssussb)", EMITS)                            \
         X(DISK, DESIRED, "Desired", "a(ssssu)", EMITS)                                          \
         X(DISK, MISMATCHED, "Mismatched", "as", EMITS)                                          \
         X(DISK, MATCHED_RULES, "MatchedRules", "a(ssu)", EMITS)                                 \

@@ -53,7 +53,7 @@ for kv in iocost.enable=1 iocost.ctrl=user iocost.rpct=99.00 iocost.rlat=8000 io
         iocost.max=100.00 iocost.model.ctrl=user iocost.model.rbps=7 iocost.model.wrandiops=12; do
         [ "$(disk_current nvme0n1 "${kv%%=*}")" = "${kv#*=}" ] || fail "Current ${kv%%=*}: $(disk_prop nvme0n1 Current)"
 done
-disk_prop nvme0n1 OtherWriters | has -x 'a(sssusssb) 1 "iocost" "systemd-iocost" "systemd-iocost rule" "/usr/lib/udev/rules.d/90-iocost.rules" 1 "" "add|change" true' ||
+disk_prop nvme0n1 OtherWriters | has -x 'a(ssssussb) 1 "iocost" "systemd-iocost" "systemd-iocost rule" "/usr/lib/udev/rules.d/90-iocost.rules" 1 "" "add|change" true' ||
         fail "OtherWriters: $(disk_prop nvme0n1 OtherWriters)"
 
 out=$(ctl explain nvme0n1)

@@ -27,7 +27,7 @@ ctl explain "$a" | grep -qF "scheduler also written by udev rule $rule:2 writes 
         fail "explain: $(ctl explain "$a")"
 # The first pass changed the kernel's value: the line names the other writer, not a change back.
 grep -q "$a: scheduler none -> mq-deadline (rule test, [^)]*/etc/iosched.conf:3); also written by $rule:2\$" \
-        "$IOSCHEDD_LOG" || fail "first change's log line: $(grep "$a: scheduler" "$IOSCHEDD_LOG")"
+        "$IOSCHEDD_LOG" || fail "first change's log line: $(grep "$a:" "$IOSCHEDD_LOG")"
 
 # Someone else writes it (the rule would, on the next event): put back, and said so.
 echo kyber >"/sys/block/$a/queue/scheduler"

@@ -71,6 +71,7 @@ World *world_new(unsigned n_disks, const char *settings) {
         assert_int_equal(manager_new(&w->m), 0);
         w->m->sysfs_root = w->k->root;
         w->m->config_file = w->config;
+        w->m->config_root = w->k->root;       /* the other writers' files: the fake root's, not the host's */
         w->m->monitor_enabled = false;
         w->m->runtime_dir = NULL;
         w->m->submit = fake_submit;

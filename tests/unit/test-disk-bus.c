@@ -110,6 +110,49 @@ TEST(current) {
         world_free(w);
 }
 
+/* OtherWriters: a udev rule of the root that writes loop1's scheduler is on loop1's list with
+ * its file:line and value (each field where the signature puts it), and on no other disk's. */
+TEST(other_writers) {
+        World *w = world_ran(2, SETTINGS);
+        const char *key, *owner, *source, *file, *value, *when;
+        uint32_t line;
+        int certain;
+
+        assert_int_equal(fake_write(w->k, "etc/udev/rules.d/60-test.rules",
+                                    "# a distribution's rule\n"
+                                    "ACTION==\"add|change\", KERNEL==\"loop1\", ATTR{queue/scheduler}=\"kyber\""),
+                         0);
+        assert_int_equal(manager_reload(w->m, NULL, NULL), 0);
+        world_run_all(w);
+        world_connect_bus(w);
+        for (unsigned i = 0; i < 2; i++) {
+                _cleanup_(freep) char *path = strdup_printf(BUS_DISK_PATH_PREFIX "/loop%u", i);
+                _cleanup_(sd_bus_message_unrefp) sd_bus_message *reply = NULL;
+                const char *sig = bus_property(BUS_DISK_OTHER_WRITERS)->signature;
+
+                reply = world_call(w, path, "org.freedesktop.DBus.Properties", "Get", "ss", BUS_DISK_INTERFACE,
+                                   bus_property_name(BUS_DISK_OTHER_WRITERS));
+                assert_int_equal(sd_bus_message_enter_container(reply, 'v', sig), 1);
+                assert_int_equal(sd_bus_message_enter_container(reply, 'a', sig + 1), 1);
+                if (i == 0) {
+                        assert_int_equal(sd_bus_message_at_end(reply, false), 1);
+                        continue;
+                }
+                assert_int_equal(sd_bus_message_read(reply, sig + 1, &key, &owner, &source, &file, &line, &value,
+                                                     &when, &certain),
+                                 1);
+                assert_string_equal(key, "scheduler");
+                assert_string_equal(owner, "udev-rules");
+                assert_string_equal(file, "/etc/udev/rules.d/60-test.rules");
+                assert_int_equal(line, 2);
+                assert_string_equal(value, "kyber");
+                assert_string_equal(when, "add|change");
+                assert_true(certain);
+                assert_int_equal(sd_bus_message_at_end(reply, false), 1);
+        }
+        world_free(w);
+}
+
 /* GetManagedObjects: each published disk with its one interface, the properties equal to
  * sd-bus's own GetAll (names, order, types, values). */
 TEST(managed_objects) {
