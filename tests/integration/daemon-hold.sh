@@ -25,16 +25,21 @@ at() { [ "$(current_scheduler "$a")" = "$1" ] && [ "$(qattr "$a" read_ahead_kb)"
 # hold_start NAME SETTINGS...: a holder in the background whose COMMAND records what it sees
 # when it starts, then waits on its fifo; sets HOLDER_PID (ioschedctl's) and returns once the
 # command runs. The hold is in force by then: ioschedctl starts the command after Hold's reply.
+# The holder is a process group of its own (set -m), HOLDER_PID its leader: at exit, also on
+# failure, the whole group is killed, the command too (an orphaned command that inherited the
+# root-tests lock's descriptor once kept the lock for 80 minutes).
 hold_start() {
         local name=$1
         shift
         mkfifo "$TEST_TMP/$name.fifo"
+        set -m
         # shellcheck disable=SC2016
         "$IOSCHEDCTL" --reason="test $name" hold "$a" "$@" -- sh -c \
                 'echo "$(sed "s/.*\[\(.*\)\].*/\1/" /sys/block/$1/queue/scheduler) $(cat /sys/block/$1/queue/read_ahead_kb)" >"$2.saw"
                  read x <"$2.fifo"; exit 7' sh "$a" "$TEST_TMP/$name" >"$TEST_TMP/$name.out" 2>&1 &
         HOLDER_PID=$!
-        on_exit "kill -9 $HOLDER_PID; pkill -9 -P $HOLDER_PID"
+        set +m
+        on_exit "kill -9 -- -$HOLDER_PID"
         wait_until 60 test -s "$TEST_TMP/$name.saw" || fail "$name: the command did not start: $(cat "$TEST_TMP/$name.out")"
 }
 # hold_end NAME: COMMAND ends (exit 7); ioschedctl releases and exits with 7.
@@ -59,7 +64,7 @@ holds | grep -q '"read_ahead_kb" "4096"' || fail "Holds shows no settings: $(hol
 strace_attach "$TEST_TMP/kill.strace" "$IOSCHEDD_PID" -qq -y -e trace=write
 kill -9 "$one"
 wait "$one" 2>/dev/null || true
-echo >"$TEST_TMP/one.fifo"      # its command, orphaned, ends too
+kill -9 -- -"$one"              # its command, orphaned, ends too
 wait_until 60 at mq-deadline 128 || fail "after SIGKILL of the holder: $(current_scheduler "$a") $(qattr "$a" read_ahead_kb)"
 wait_until 60 grep -q "$a: hold 1 ended: its holder's bus connection closed" "$IOSCHEDD_LOG" || fail "no log line for the end"
 wait_until 60 sh -c "[ \"\$(busctl get-property org.iosched1 /org/iosched1 org.iosched1.Manager DisksPending)\" = 'u 0' ]" ||
@@ -116,6 +121,5 @@ grep -q "$a: hold [0-9]* (scheduler=none, by ioschedctl (pid [0-9]*, uid 0): tes
         "$IOSCHEDD_LOG" || fail "the restart does not say which hold it dropped"
 [ ! -e "$IOSCHEDD_RUNTIME_DIR/holds" ] || fail "the record of dropped holds is still there"
 [ "$(n_holds)" = 0 ] || fail "a hold survived the restart: $(holds)"
-kill -9 "$six" 2>/dev/null || true
-echo >"$TEST_TMP/six.fifo"
+kill -9 -- -"$six"
 log "ok"
