@@ -599,7 +599,7 @@ iocost_peer_bundle() {
 # systemd-iocost side by side: its rule and helper (trixie's, see iocost_peer_bundle) and a test
 # hwdb entry for the NVMe disk holding iosched's own values. 100 change events of the disk:
 # systemd-iocost writes both files on each (it never reads first), iosched 0 times; counted by
-# the kernel per writing process. iosched reports the second writer (IOCostOtherWriter).
+# the kernel per writing process. iosched reports the second writer (OtherWriters).
 check_iocost_systemd() {
 	local dev bundle out qos model
 	dev=$(disk_of iosnvme)
@@ -629,10 +629,16 @@ check_iocost_systemd() {
 		udevadm info -q property -n /dev/$dev | grep '^IOCOST_'
 		/usr/lib/udev/iocost query /dev/$dev
 		ioschedctl reload
-		busctl get-property org.iosched1 /org/iosched1/disk/$dev org.iosched1.Disk IOCostOtherWriter") ||
+		for i in \$(seq 60); do
+			w=\$(busctl get-property org.iosched1 /org/iosched1/disk/$dev org.iosched1.Disk OtherWriters)
+			case \$w in *'\"iocost\" \"systemd-iocost\"'*) break ;; esac
+			sleep 1
+		done
+		echo \"\$w\"") ||
 		{ bad "installing systemd-iocost failed: $out"; iocost_peer_remove "$dev"; return; }
 	echo "$out" | sed 's/^/  /'
-	grep -qx 'b true' <<<"$out" || bad "iosched does not report systemd-iocost as a second writer (IOCostOtherWriter)"
+	grep -qF '"iocost" "systemd-iocost" "systemd-iocost rule" "/usr/lib/udev/rules.d/90-iocost.rules"' <<<"$out" ||
+		bad "iosched does not report systemd-iocost as a second writer (OtherWriters)"
 	out=$(iocost_ftrace "$dev" "udevadm settle
 		for i in \$(seq 100); do echo change >/sys/block/$dev/uevent; done
 		udevadm settle --timeout=300
