@@ -11,6 +11,9 @@
 require_root
 
 a=$(loop_new)
+# A loop device keeps its queue across detach: start from the kernel's value, whatever the last
+# test left.
+echo none >"/sys/block/$a/queue/scheduler"
 config_root test "match.name = $a" "scheduler = mq-deadline" "read_ahead_kb = 256"
 mkdir -p "$root/etc/udev/rules.d"
 rule=/etc/udev/rules.d/60-test-scheduler.rules
