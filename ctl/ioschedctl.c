@@ -890,6 +890,8 @@ static int verb_metrics(sd_bus *bus, char **args) {
                         .failed = l[i].last_error && *l[i].last_error,
                         .keys = keys + k,
                         .n_keys = l[i].n_desired,
+                        .n_holds = strv_length(l[i].holds),
+                        .writers = &l[i].writers,
                 };
                 for (size_t j = 0; j < l[i].n_desired; j++)
                         keys[k++] = (MetricsKey) { l[i].desired[j].key,

@@ -155,6 +155,8 @@ int manager_metrics_format(Manager *m, FILE *out) {
                         .last_applied_usec = d->last_applied,
                         .failed = !!d->last_error,
                         .keys = keys + k,
+                        .n_holds = d->n_holds,
+                        .writers = disk->writers,
                 };
                 for (size_t s = 0; res && s < res->n_settings; s++) {
                         const char *key = res->settings[s].setting->key;

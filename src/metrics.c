@@ -4,6 +4,7 @@
 
 #include "metrics.h"
 #include "util.h"
+#include "writers.h"
 
 /* Prometheus' conventions: the iosched_ prefix, base units (seconds), _total on counters,
  * _info for a constant 1 that carries labels; labels only with bounded values (disk names,
@@ -20,6 +21,8 @@ typedef enum MetricId {
         METRIC_DISK_LAST_APPLY,
         METRIC_DISK_APPLY_FAILED,
         METRIC_DESIRED_MISMATCH,
+        METRIC_DISK_HOLDS,
+        METRIC_OTHER_WRITERS,
         _METRIC_MAX,
 } MetricId;
 
@@ -48,6 +51,11 @@ static const struct {
                                        "1 when the disk's last apply reported an error." },
         [METRIC_DESIRED_MISMATCH] = { "iosched_desired_mismatch", "gauge",
                                       "1 when the key's value differs from the policy's, as last read." },
+        [METRIC_DISK_HOLDS] = { "iosched_disk_holds", "gauge",
+                                "Holds in force on the disk (the Hold method, ioschedctl hold)." },
+        [METRIC_OTHER_WRITERS] = { "iosched_other_writers", "gauge",
+                                   "Other programs that write the key of the disk, or may, by owner "
+                                   "(udev-rules, tuned, tlp, sysfsutils, systemd-iocost)." },
 };
 
 /* A label value: backslash, double quote and newline escaped, as the text format wants;
@@ -95,6 +103,46 @@ static int compare_disks(const void *a, const void *b) {
         const MetricsDisk *x = *(const MetricsDisk * const *) a, *y = *(const MetricsDisk * const *) b;
 
         return strverscmp(x->name ?: "", y->name ?: "");
+}
+
+/* A disk's other writers counted by (key, owner), one sample each in the order each pair first
+ * appears; a writer that writes nothing (a dead elevator=) is not counted. */
+static int other_writers_samples(FILE *f, const MetricsDisk *d) {
+        const OtherWriters *o = d->writers;
+
+        for (size_t i = 0; o && i < o->n; i++) {
+                _cleanup_(freep) char *key = NULL;
+                const Writer *w = &o->writers[i];
+                size_t n = 0;
+                bool seen = false;
+
+                if (w->dead)
+                        continue;
+                key = writer_key(w);
+                if (!key)
+                        return -ENOMEM;
+                for (size_t j = 0; j < o->n && !seen; j++) {
+                        const Writer *x = &o->writers[j];
+                        _cleanup_(freep) char *k = NULL;
+
+                        if (x->dead || x->kind != w->kind)
+                                continue;
+                        k = writer_key(x);
+                        if (!k)
+                                return -ENOMEM;
+                        if (!streq(k, key))
+                                continue;
+                        seen = j < i;
+                        n++;
+                }
+                if (seen)
+                        continue;
+                sample_start(f, METRIC_OTHER_WRITERS, d);
+                label(f, "key", key);
+                label(f, "owner", writer_kind_to_string(w->kind));
+                fprintf(f, "} %zu\n", n);
+        }
+        return 0;
 }
 
 int metrics_format(const Metrics *m, FILE *f) {
@@ -157,6 +205,19 @@ int metrics_format(const Metrics *m, FILE *f) {
                         label(f, "key", disks[i]->keys[k].key);
                         fprintf(f, "} %d\n", disks[i]->keys[k].mismatch);
                 }
+
+        family(f, METRIC_DISK_HOLDS);
+        for (size_t i = 0; i < m->n_disks; i++) {
+                sample_start(f, METRIC_DISK_HOLDS, disks[i]);
+                fprintf(f, "} %zu\n", disks[i]->n_holds);
+        }
+        family(f, METRIC_OTHER_WRITERS);
+        for (size_t i = 0; i < m->n_disks; i++) {
+                int r = other_writers_samples(f, disks[i]);
+
+                if (r < 0)
+                        return r;
+        }
 
         return ferror(f) ? -EIO : 0;
 }

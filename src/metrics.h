@@ -5,6 +5,8 @@
 #include <stdint.h>
 #include <stdio.h>
 
+#include "writers.h"
+
 /*
  * The Prometheus text format of what iosched knows: one formatter for `ioschedctl metrics`
  * (which fills the model from the bus) and ioschedd's textfile (which fills it from its own
@@ -27,6 +29,8 @@ typedef struct MetricsDisk {
         bool failed;                    /* the last apply of the disk reported an error */
         const MetricsKey *keys;
         size_t n_keys;
+        size_t n_holds;                 /* holds in force on the disk */
+        const OtherWriters *writers;    /* the other programs that write its keys; NULL: none */
 } MetricsDisk;
 
 typedef struct Metrics {

@@ -117,6 +117,30 @@ static size_t count_files(const char *dir) {
         return n;
 }
 
+/* The metrics name a disk's other writers (a udev rule of the root writing loop1's scheduler)
+ * and its holds (none). */
+TEST(other_writers_and_holds) {
+        World *w = world_ran(2, SETTINGS);
+        char *text = NULL;
+        size_t size = 0;
+        FILE *f;
+
+        assert_int_equal(fake_write(w->k, "etc/udev/rules.d/60-test.rules",
+                                    "KERNEL==\"loop1\", ATTR{queue/scheduler}=\"kyber\""),
+                         0);
+        assert_int_equal(manager_reload(w->m, NULL, NULL), 0);
+        world_run_all(w);
+        f = open_memstream(&text, &size);
+        assert_non_null(f);
+        assert_int_equal(manager_metrics_format(w->m, f), 0);
+        assert_int_equal(fclose(f), 0);
+        assert_non_null(strstr(text, "iosched_other_writers{disk=\"loop1\",key=\"scheduler\",owner=\"udev-rules\"} 1\n"));
+        assert_null(strstr(text, "iosched_other_writers{disk=\"loop0\""));
+        assert_non_null(strstr(text, "iosched_disk_holds{disk=\"loop0\"} 0\n"));
+        free(text);
+        world_free(w);
+}
+
 TEST(textfile) {
         World *w = world_ran(2, SETTINGS);
         _cleanup_(freep) char *dir = strdup_printf("%s/textfile", w->k->root);

@@ -50,7 +50,53 @@ TEST(empty) {
                 "# HELP iosched_disk_apply_failed 1 when the disk's last apply reported an error.\n"
                 "# TYPE iosched_disk_apply_failed gauge\n"
                 "# HELP iosched_desired_mismatch 1 when the key's value differs from the policy's, as last read.\n"
-                "# TYPE iosched_desired_mismatch gauge\n");
+                "# TYPE iosched_desired_mismatch gauge\n"
+                "# HELP iosched_disk_holds Holds in force on the disk (the Hold method, ioschedctl hold).\n"
+                "# TYPE iosched_disk_holds gauge\n"
+                "# HELP iosched_other_writers Other programs that write the key of the disk, or may, by owner "
+                "(udev-rules, tuned, tlp, sysfsutils, systemd-iocost).\n"
+                "# TYPE iosched_other_writers gauge\n");
+}
+
+/* Holds per disk; other writers counted by key and owner (two udev rules of one key are one
+ * sample of 2), the dead elevator= of the command line not at all. */
+TEST(holds_and_writers) {
+        /* KEY OWNER, as OtherWriters carries them. */
+        static const char *const records[] = {
+                "scheduler udev-rules", "scheduler tuned", "scheduler udev-rules", "read_ahead_kb tuned",
+                "scheduler cmdline",
+        };
+        Writer w[ELEMENTSOF(records)];
+        OtherWriters o = { .writers = w, .n = ELEMENTSOF(records) };
+
+        for (size_t i = 0; i < ELEMENTSOF(records); i++) {
+                _cleanup_(freep) char *key = strndup(records[i], strcspn(records[i], " "));
+
+                assert_int_equal(writer_from_record(key, strchr(records[i], ' ') + 1, "test", "/etc/x", i, "x",
+                                                    "", true, &w[i]),
+                                 0);
+        }
+        const MetricsDisk d[] = {
+                { .name = "loop1", .scheduler = "none", .n_holds = 2, .writers = &o },
+                { .name = "loop0", .scheduler = "none" },
+        };
+        const Metrics m = { .version = "0.1", .disks = d, .n_disks = 2 };
+        _cleanup_(freep) char *t = format(&m);
+
+        assert_non_null(strstr(t,
+                "# TYPE iosched_disk_holds gauge\n"
+                "iosched_disk_holds{disk=\"loop0\"} 0\n"
+                "iosched_disk_holds{disk=\"loop1\"} 2\n"
+                "# HELP"));
+        assert_non_null(strstr(t,
+                "# TYPE iosched_other_writers gauge\n"
+                "iosched_other_writers{disk=\"loop1\",key=\"scheduler\",owner=\"udev-rules\"} 2\n"
+                "iosched_other_writers{disk=\"loop1\",key=\"scheduler\",owner=\"tuned\"} 1\n"
+                "iosched_other_writers{disk=\"loop1\",key=\"read_ahead_kb\",owner=\"tuned\"} 1\n"));
+        assert_int_equal(t[strlen(t) - 1], '\n');
+        assert_null(strstr(t, "cmdline"));
+        for (size_t i = 0; i < ELEMENTSOF(records); i++)
+                writer_done(&w[i]);
 }
 
 /* Disks sorted by name as people sort them (loop2 before loop10), each family's samples
