@@ -247,7 +247,7 @@ TEST(udev_run) {
                     "read_ahead_kb 4096 /etc/udev/rules.d/61-run.rules:3 applies change");
 }
 
-/* systemd's 90-iocost.rules, as shipped (systemd 257): today's IOCostOtherWriter. */
+/* systemd's 90-iocost.rules, as shipped (systemd 257): the writer IOCostOtherWriter was. */
 TEST(udev_systemd_iocost) {
         _cleanup_(writers_freep) Writers *w = udev(RULES_DIR "90-iocost.rules",
                 "#  SPDX-License-Identifier: LGPL-2.1-or-later\n"
