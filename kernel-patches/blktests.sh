@@ -165,7 +165,7 @@ bt_boot() { # unpatched|patched
 		-kernel "$bt/kernel-$kind/bzImage" \
 		-drive "file=$img,if=virtio,format=raw,cache=unsafe" \
 		-drive "file=$bt/scratch.img,if=virtio,format=raw,cache=unsafe" \
-		-append "console=ttyS0 root=/dev/vda rw init=/blktests-init panic=-1 loglevel=5 blktests.label=$kind blktests.tests=$todo" ||
+		-append "console=ttyS0 root=/dev/vda rw init=/blktests-init panic=-1 loglevel=5 pci=noacpi blktests.label=$kind blktests.tests=$todo" ||
 		log "qemu exited with $? for $kind"
 	tr -d '\r' <"$log" >"$log.tmp" && mv "$log.tmp" "$log"
 	cat "$log" >>"$bt/console-$kind.all.log"
