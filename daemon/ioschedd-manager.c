@@ -466,6 +466,7 @@ static void initial_done(Completion *c) {
         /* The first pass had every disk's job and reading in memory at once; what is kept is
          * a fraction of that. Give the free pages in between back to the kernel. */
         (void) malloc_trim(0);
+        metrics_file_start(m->metrics_file);
         manager_bus_announce(m);
 }
 

@@ -15,6 +15,7 @@ struct MetricsFile {
         sd_event_source *timer;
         uint64_t last_write;    /* CLOCK_MONOTONIC usec; 0 never */
         char *text;             /* what the file holds; NULL before the first write */
+        bool started;           /* the first pass is over: the file follows the state */
         bool written;
         int last_error;         /* of the last failed write, logged; 0 after a good one */
 };
@@ -63,7 +64,7 @@ void metrics_file_changed(MetricsFile *f) {
         uint64_t now, when;
         int enabled = SD_EVENT_OFF, r;
 
-        if (!f)
+        if (!f || !f->started)
                 return;
         if (f->timer && sd_event_source_get_enabled(f->timer, &enabled) >= 0 && enabled != SD_EVENT_OFF)
                 return;         /* a write is due already; it takes the state it finds then */
@@ -73,6 +74,13 @@ void metrics_file_changed(MetricsFile *f) {
         if (r < 0)
                 log_warning_errno(r, "Cannot arm the metrics file's timer, %s/%s is not updated: %m",
                                   f->dir, f->name);
+}
+
+void metrics_file_start(MetricsFile *f) {
+        if (!f)
+                return;
+        f->started = true;
+        metrics_file_changed(f);
 }
 
 uint64_t metrics_file_due(const MetricsFile *f) {

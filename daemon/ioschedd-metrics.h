@@ -11,7 +11,8 @@
  * shows changed, at most once every IOSCHEDD_METRICS_USEC. The text goes to a hidden temporary
  * file in the target's directory (no ".prom" name, so a scrape never reads it half written),
  * which is renamed over the target. Text equal to what the file holds is not written again.
- * The file is removed when ioschedd stops: a stale one would show a state nobody keeps.
+ * The file is first written when the first pass is over, as the bus name is first requested
+ * then. It is removed when ioschedd stops: a stale one would show a state nobody keeps.
  */
 
 #define IOSCHEDD_METRICS_USEC (5 * 1000000ULL)
@@ -33,8 +34,14 @@ MetricsFile *metrics_file_free(MetricsFile *f);
 DEFINE_TRIVIAL_CLEANUP_FUNC(MetricsFile *, metrics_file_free);
 
 /* Something the file shows may have changed: write it when IOSCHEDD_METRICS_USEC have passed
- * since the last write (now, if none). NULL does nothing. */
+ * since the last write (now, if none). Nothing before metrics_file_start(). NULL does nothing. */
 void metrics_file_changed(MetricsFile *f);
+
+/* The first pass over every disk is over: write the file now, and after every change from
+ * then on. Before, it would show a part of the disks with the rest pending, a state no client
+ * of the bus sees (the bus name is requested at the same point) and a scrape would take for
+ * disks gone and back. NULL does nothing. */
+void metrics_file_start(MetricsFile *f);
 
 /* CLOCK_MONOTONIC usec when the timer writes next; 0: nothing is due. */
 uint64_t metrics_file_due(const MetricsFile *f);

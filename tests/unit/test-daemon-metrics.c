@@ -2,9 +2,9 @@
 /*
  * What ioschedd counts and shows for metrics, on a fake kernel (daemon-world.c): a disk's
  * Mismatched keys, DriftCorrected (a value another writer changed, put back; not a first
- * pass, a new policy or a retry), and the textfile (--metrics-file): written after a change,
- * at most once every IOSCHEDD_METRICS_USEC, by a rename, not again for the same text, removed
- * at the end.
+ * pass, a new policy or a retry), and the textfile (--metrics-file): written once the first
+ * pass is over, then after a change, at most once every IOSCHEDD_METRICS_USEC, by a rename, not
+ * again for the same text, removed at the end.
  */
 #include <dirent.h>
 #include <fcntl.h>
@@ -153,8 +153,8 @@ TEST(textfile) {
         /* Nothing changed yet: nothing written. */
         assert_null(read_text(path));
 
-        /* A change: written at once, the first time. */
-        metrics_file_changed(w->m->metrics_file);
+        /* The first pass is over (test_first_pass has the manager's call): written at once. */
+        metrics_file_start(w->m->metrics_file);
         assert_int_equal(metrics_file_due(w->m->metrics_file), w->mono);
         assert_int_equal(metrics_file_flush(w->m->metrics_file), 1);
         text = read_text(path);
@@ -189,6 +189,31 @@ TEST(textfile) {
         /* ioschedd stops: the file goes. */
         w->m->metrics_file = metrics_file_free(w->m->metrics_file);
         assert_null(read_text(path));
+        world_free(w);
+}
+
+/* The file shows what the bus shows: nothing while the first pass runs (a part of the disks,
+ * the rest pending), every disk once it is over. */
+TEST(first_pass) {
+        World *w = world_new(3, SETTINGS);
+        _cleanup_(freep) char *path = strdup_printf("%s/iosched.prom", w->k->root);
+        _cleanup_(freep) char *text = NULL;
+
+        assert_int_equal(metrics_file_new(w->m, path, &w->m->metrics_file), 0);
+        world_run_one(w);
+        world_run_one(w);
+        assert_int_equal(metrics_file_due(w->m->metrics_file), 0);
+        world_run_one(w);
+        assert_int_equal(metrics_file_due(w->m->metrics_file), w->mono);
+        assert_int_equal(metrics_file_flush(w->m->metrics_file), 1);
+        text = read_text(path);
+        assert_non_null(text);
+        for (unsigned i = 0; i < 3; i++) {
+                _cleanup_(freep) char *s = strdup_printf("iosched_disk_info{disk=\"loop%u\"", i);
+
+                assert_non_null(strstr(text, s));
+        }
+        assert_non_null(strstr(text, "iosched_disks_pending 0\n"));
         world_free(w);
 }
 
