@@ -16,7 +16,7 @@ import sys
 import tempfile
 
 from selenium import webdriver
-from selenium.common.exceptions import TimeoutException
+from selenium.common.exceptions import StaleElementReferenceException, TimeoutException
 from selenium.webdriver.chrome.service import Service
 from selenium.webdriver.common.by import By
 from selenium.webdriver.support.ui import WebDriverWait
@@ -47,8 +47,12 @@ def browser():
 
 
 def wait_for(driver, what, cond, timeout=WAIT):
+    # The page renders a disk's row again when its properties change: an element found a moment
+    # ago may be gone when its text is read. That is a look too early, not a failure: look again
+    # (WebDriverWait ignores NoSuchElementException by default, this one too).
     try:
-        return WebDriverWait(driver, timeout, poll_frequency=0.1).until(lambda d: cond(d))
+        return WebDriverWait(driver, timeout, poll_frequency=0.1,
+                             ignored_exceptions=(StaleElementReferenceException,)).until(lambda d: cond(d))
     except TimeoutException:
         raise Failed("%s: not within %d s" % (what, timeout)) from None
 

@@ -27,19 +27,7 @@ id "$UNPRIV_USER" >/dev/null 2>&1 || fail "no user $UNPRIV_USER"
 ! grep -nE 'setInterval|setTimeout|requestAnimationFrame' "$IOSCHED_SRC_DIR/cockpit/iosched.js" ||
         fail "cockpit/iosched.js has a timer: the page must follow the bus's signals, not poll"
 
-a=$(loop_new)
-b=$(loop_new)
-config_root <<CONF
-[rule browser-a]
-match.name = $a
-scheduler = mq-deadline
-read_ahead_kb = 256
-
-[rule browser-b]
-match.name = $b
-nr_requests = 8
-CONF
-mkdir -p "$root/etc/iosched.d"
+watched_disks browser
 
 bus_start "$POLKIT_BUS_CONF"
 # The unprivileged user may reload (polkitd_start needs an action to grant): nothing the page does.
@@ -56,26 +44,15 @@ chmod 0755 "$TEST_TMP" "$share" "$share/cockpit"
 
 # ws_start USER PORTVAR: cockpit-ws on 127.0.0.1 whose local session is USER's; sets PORTVAR.
 ws_start() {
-        local user=$1 port home=$TEST_TMP/home-$1 pid
+        local user=$1 home=$TEST_TMP/home-$1
         mkdir -p "$home"
         chown "$user" "$home"
-        for _ in $(seq 20); do
-                port=$((20000 + RANDOM % 20000))
+        server_start "$2" ws_pid "$TEST_TMP/ws-$user.log" cockpit/@localhost/iosched/manifest.json \
                 setpriv --reuid="$user" --regid="$(id -g "$user")" --clear-groups \
-                        env -i PATH=/usr/sbin:/usr/bin:/sbin:/bin HOME="$home" LC_ALL=C.UTF-8 \
-                        XDG_DATA_DIRS="$share:/usr/share" XDG_RUNTIME_DIR="$home" \
-                        DBUS_SYSTEM_BUS_ADDRESS="$DBUS_SYSTEM_BUS_ADDRESS" \
-                        "$COCKPIT_WS" --address=127.0.0.1 --port="$port" --local-session=/usr/bin/cockpit-bridge \
-                        >>"$TEST_TMP/ws-$user.log" 2>&1 &
-                pid=$!
-                on_exit "kill $pid"
-                if wait_until 20 curl -fso /dev/null "http://127.0.0.1:$port/cockpit/@localhost/iosched/manifest.json"; then
-                        printf -v "$2" %s "$port"
-                        return 0
-                fi
-                kill "$pid" 2>/dev/null || true
-        done
-        fail "cockpit-ws did not serve the page: $(tail -n 5 "$TEST_TMP/ws-$user.log")"
+                env -i PATH=/usr/sbin:/usr/bin:/sbin:/bin HOME="$home" LC_ALL=C.UTF-8 \
+                XDG_DATA_DIRS="$share:/usr/share" XDG_RUNTIME_DIR="$home" \
+                DBUS_SYSTEM_BUS_ADDRESS="$DBUS_SYSTEM_BUS_ADDRESS" \
+                "$COCKPIT_WS" --address=127.0.0.1 --port=@PORT@ --local-session=/usr/bin/cockpit-bridge
 }
 ws_start root admin_port
 ws_start "$UNPRIV_USER" user_port

@@ -272,3 +272,33 @@ sanitizer_udev_env() {
         [ -n "${UBSAN_OPTIONS:-}" ] && printf 'ENV{UBSAN_OPTIONS}="%s", ' "$UBSAN_OPTIONS"
         return 0
 }
+
+# server_start PORTVAR PIDVAR LOG URLPATH CMD...: run CMD, an HTTP server, on a free 127.0.0.1
+# port (every "@PORT@" in its words is replaced by the port) and return once
+# http://127.0.0.1:PORT/URLPATH answers while CMD still runs; sets PORTVAR and PIDVAR. The port
+# is one the kernel just handed out (bind to port 0); if CMD exits first (another program took
+# the port in between), another one. CMD is killed and waited for at exit, also on failure: a
+# server that outlived its test would hold root-tests.lock's inherited fd. Call it in the
+# test's own shell, not in $(...): the server must be the test's child.
+server_start() {
+        local _portvar=$1 _pidvar=$2 _log=$3 _url=$4 _port _pid
+        shift 4
+        for _ in 1 2 3 4 5; do
+                _port=$(python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])') ||
+                        fail "no free port on 127.0.0.1"
+                "${@//@PORT@/$_port}" >>"$_log" 2>&1 &
+                _pid=$!
+                on_exit "kill $_pid; wait $_pid"
+                wait_until 60 server_answers "$_pid" "http://127.0.0.1:$_port/$_url" ||
+                        fail "nothing answered on 127.0.0.1:$_port/$_url within 60 s: $(tail -n 5 "$_log")"
+                if kill -0 "$_pid" 2>/dev/null; then
+                        printf -v "$_portvar" %s "$_port"
+                        printf -v "$_pidvar" %s "$_pid"
+                        return 0
+                fi
+                wait "$_pid" || true
+        done
+        fail "the server exited on five free ports: $(tail -n 5 "$_log")"
+}
+# server_answers PID URL: URL answers, or the server PID has exited (the wait ends either way).
+server_answers() { ! kill -0 "$1" 2>/dev/null || curl -fso /dev/null "$2"; }

@@ -64,6 +64,26 @@ config_root() {
         fi
 }
 
+# watched_disks PREFIX: two new loop devices, $a and $b, and a config_root whose rules
+# PREFIX-a and PREFIX-b give $a mq-deadline and read_ahead_kb 256 (a value for another writer
+# to change) and $b nr_requests 8: the policy of the tests that watch ioschedd from outside
+# (metrics, the Cockpit page).
+watched_disks() {
+        a=$(loop_new)
+        b=$(loop_new)
+        config_root <<CONF
+[rule $1-a]
+match.name = $a
+scheduler = mq-deadline
+read_ahead_kb = 256
+
+[rule $1-b]
+match.name = $b
+nr_requests = 8
+CONF
+        mkdir -p "$root/etc/iosched.d"
+}
+
 IOSCHEDD_PID=${IOSCHEDD_PID:-}
 : "${IOSCHEDD_LOG:=$TEST_TMP/ioschedd.log}"
 
