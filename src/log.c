@@ -1,4 +1,5 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
+#include <fcntl.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -9,6 +10,7 @@ static int max_level = LOG_INFO;
 static LogTarget target = LOG_TARGET_CONSOLE;
 static const char *prefix = NULL;
 static int console_prefix = -1;
+static int kmsg_fd = -1;
 
 void log_set_max_level(int level) {
         max_level = level;
@@ -20,7 +22,16 @@ int log_get_max_level(void) {
 
 void log_set_target(LogTarget t) {
         target = t;
-        if (t == LOG_TARGET_SYSLOG)
+        if (t != LOG_TARGET_SYSLOG)
+                return;
+        /* In an initramfs made by initramfs-tools nothing listens on /dev/log, and syslog(3)
+         * drops every line; the kernel's log keeps them, and the journal takes them over after
+         * the switch to the real root (with the identifier, which it parses out of the line). */
+        if (access("/dev/log", F_OK) < 0 && kmsg_fd < 0)
+                kmsg_fd = open("/dev/kmsg", O_WRONLY | O_NOCTTY | O_CLOEXEC);
+        if (kmsg_fd >= 0)
+                target = LOG_TARGET_KMSG;
+        else
                 openlog(prefix, LOG_PID, LOG_DAEMON);
 }
 
@@ -57,6 +68,9 @@ int log_internal(int level, int error, const char *fmt, ...) {
 
         if (target == LOG_TARGET_SYSLOG)
                 syslog(level, "%s", buf);
+        else if (target == LOG_TARGET_KMSG)
+                dprintf(kmsg_fd, "<%d>%s[%d]: %s\n", LOG_DAEMON | level, strempty(prefix), (int) getpid(),
+                        buf);
         else {
                 if (console_prefix < 0)
                         /* journald (and systemd's stderr capture) read "<N>" as the

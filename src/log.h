@@ -7,7 +7,9 @@
 
 typedef enum LogTarget {
         LOG_TARGET_CONSOLE,     /* stderr; "<N>" priority prefix when stderr is not a terminal */
-        LOG_TARGET_SYSLOG,      /* syslog(3), for programs run by udevd */
+        LOG_TARGET_SYSLOG,      /* syslog(3), for programs run by udevd; the kernel's log
+                                 * (/dev/kmsg) where nothing listens on /dev/log */
+        LOG_TARGET_KMSG,        /* what LOG_TARGET_SYSLOG becomes in an initramfs */
 } LogTarget;
 
 void log_set_max_level(int level);

@@ -33,7 +33,8 @@ for f in ./usr/libexec/iosched-apply ./usr/libexec/ioschedd ./usr/bin/ioschedctl
         "./usr/share/bash-completion/completions/iosched-apply -> ioschedctl" \
         ./usr/share/man/man1/ioschedctl.1.gz ./usr/share/man/man8/ioschedd.8.gz \
         ./usr/share/man/man8/iosched-apply.8.gz ./usr/share/man/man5/iosched.conf.5.gz \
-        ./usr/share/doc/iosched/copyright; do
+        ./usr/share/doc/iosched/copyright \
+        ./usr/share/initramfs-tools/hooks/iosched ./usr/lib/dracut/modules.d/90iosched/module-setup.sh; do
         has "$f"
 done
 # Nowhere else: not /lib/udev (bookworm's udev.pc), not /usr/local, nothing in /etc: that is
@@ -69,12 +70,23 @@ grep -qx "Alias=$alias" "$root/lib/systemd/system/ioschedd.service" ||
         fail "the activation file's SystemdService=$alias is no alias of the unit"
 grep -q "deb-systemd-helper enable 'ioschedd.service'" "$ctl/postinst" ||
         fail "postinst does not enable ioschedd.service (dh_installsystemd)"
+# The initramfs carries the helper, its rule and the policy (the hook): initramfs-tools makes
+# it again whenever the package is installed or upgraded (dh_installinitramfs's trigger).
+grep -qx 'activate-noawait update-initramfs' "$ctl/triggers" 2>/dev/null ||
+        fail "the package does not trigger update-initramfs: $(cat "$ctl/triggers" 2>&1)"
 
 command -v shellcheck >/dev/null || fail "shellcheck is not installed (tools/install-deps package)"
 for s in preinst postinst prerm postrm; do
         [ -f "$ctl/$s" ] || continue
         sh -n "$ctl/$s" || fail "$s does not parse"
         shellcheck -s sh "$ctl/$s" >&2 || fail "shellcheck finds problems in $s"
+done
+# The hook and the dracut module (sourced by their tools: hook-functions' and dracut's
+# variables and functions come from there).
+for h in usr/share/initramfs-tools/hooks/iosched usr/lib/dracut/modules.d/90iosched/module-setup.sh; do
+        [ -x "$root/$h" ] || fail "$h is not executable"
+        shellcheck -s "$(sed -n '1s|^#!/bin/||p' "$root/$h")" -e SC1091,SC2154 "$root/$h" >&2 ||
+                fail "shellcheck finds problems in $h"
 done
 
 # The maintainer scripts against stubs. Every program they could run that acts on the system
