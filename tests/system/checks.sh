@@ -168,6 +168,35 @@ check_policy_at_boot() {
 	[ -z "${missing:-}" ] || guest 'lsblk -o NAME,SERIAL,TRAN; lsmod | grep -E "nvme|ahci|sd_mod|virtio_scsi|uas|usb_storage|xhci"; dmesg | grep -iE "nvme|ahci|scsi|usb-storage|xhci|firmware" | tail -n 20' | sed 's/^/    /'
 }
 
+# The boot after the install is from an initramfs made by Debian's initramfs-tools with
+# iosched's hook (initramfs.sh): udev there brought the root disk to its policy before the switch
+# to the real root. Its journal line came through the kernel's log (no syslog socket in the
+# initramfs) and is older than systemd's start on the real root; the package's installation
+# ran initramfs-tools' trigger.
+check_initramfs() {
+	local dev out ts user line
+	[ "$package_kind" = deb ] || { skip "no .deb: no initramfs with the hook"; return; }
+	[ -n "$guest_initrd" ] || { bad "no initramfs was made: $(tail -n 5 "$tmp/initramfs-$kernel_name.log" 2>/dev/null)"; return; }
+	echo "  in the initramfs: $(gzip -dc "$guest_initrd" | cpio -t --quiet 2>/dev/null | grep -E 'iosched' | tr '\n' ' ')"
+	grep -q '^Processing triggers for initramfs-tools' "$tmp/install-$kernel_name.log" ||
+		bad "installing the package did not run initramfs-tools' trigger"
+	grep '^Processing triggers for initramfs-tools\|^update-initramfs' "$tmp/install-$kernel_name.log" | sed 's/^/  apt: /'
+	dev=$(disk_of iosroot)
+	out=$(guest "cat /proc/cmdline
+		echo \"userspace: \$(systemctl show -P UserspaceTimestampMonotonic)\"
+		journalctl -b -o json --output-fields=__MONOTONIC_TIMESTAMP,_TRANSPORT,MESSAGE SYSLOG_IDENTIFIER=iosched-apply |
+			grep '\"MESSAGE\":\"$dev: scheduler '") || { bad "cannot read the journal: $out"; return; }
+	echo "$out" | sed 's/^/  /'
+	user=$(sed -n 's/^userspace: \([0-9]*\)$/\1/p' <<<"$out")
+	line=$(grep '"MESSAGE"' <<<"$out" | head -n1)
+	[ "$(grep -c '"MESSAGE"' <<<"$out")" = 1 ] || bad "$(grep -c '"MESSAGE"' <<<"$out") scheduler lines for $dev, want 1"
+	grep -q '"_TRANSPORT":"kernel"' <<<"$line" || bad "the line did not come through the kernel's log (the initramfs)"
+	ts=$(sed -n 's/.*"__MONOTONIC_TIMESTAMP":"\([0-9]*\)".*/\1/p' <<<"$line")
+	echo "  $dev's line at ${ts:-?} us, systemd on the real root at ${user:-?} us"
+	[ -n "$ts" ] && [ -n "$user" ] && [ "$ts" -lt "$user" ] ||
+		bad "$dev's policy line is not older than the switch to the real root"
+}
+
 # udevadm trigger --action=change and a close-after-write (60-block.rules' inotify watch, a
 # change event) make no write to any queue attribute. Counted by the kernel: the function
 # tracer on queue_attr_store() (queue/*) and elv_attr_store() (queue/iosched/*), the sysfs
@@ -398,6 +427,82 @@ check_boot_cost() {
 	[[ "$boot_cost_without" == *"Startup finished"* ]] || bad "no systemd-analyze figure without iosched"
 	[[ "$boot_cost_with" == *"Startup finished"* ]] || bad "no systemd-analyze figure with iosched"
 	[[ "$boot_cost_with" == *"last iosched change"* ]] || bad "iosched changed nothing at boot"
+}
+
+# ---------------------------------------------------------------- storage stacks (issue 22)
+# The guest's stacks (guest.sh): a multipath map multipath-tools makes of one SCSI disk seen
+# through two virtio-scsi controllers (WWN $guest_mpath_wwn, its WWID known from the image
+# on); an NVMe subsystem with two controllers and one shared namespace (native multipath: a
+# head and two paths); an md raid1 of two SCSI disks and an LVM linear volume on a third, both
+# made at boot 1 (stacks_setup) and assembled by udev at every boot after.
+
+# stacks_setup: the md array and the LVM volume, on the disks of serials iosmd0, iosmd1 and
+# ioslvm (boot 1, before iosched is installed). --assume-clean: no resync of the empty disks.
+stacks_setup() {
+	guest 'set -e
+		by_serial() { lsblk -dno NAME,SERIAL | awk -v s="$1" "\$2 == s { print \"/dev/\" \$1 }"; }
+		mdadm --create /dev/md/iosmd --run --quiet --level=1 --raid-devices=2 --metadata=1.2 \
+			--assume-clean "$(by_serial iosmd0)" "$(by_serial iosmd1)"
+		pvcreate -q "$(by_serial ioslvm)"
+		vgcreate -q iosvg "$(by_serial ioslvm)"
+		lvcreate -q -L 64M -n ioslv iosvg
+		udevadm settle'
+}
+
+# stacks_probe: one line per device of the guest's stacks: WHAT NAME, WHAT being mpath-map,
+# mpath-path, nvme-head, nvme-path, md, md-member, lv, lv-pv (names change from boot to boot).
+stacks_probe() {
+	guest 'udevadm settle
+		for i in $(seq 60); do
+			[ -e /dev/md/iosmd ] && [ -e /dev/iosvg/ioslv ] && [ -e /dev/mapper/3'"${guest_mpath_wwn#0x}"' ] &&
+				[ "$(ls /sys/block/$(basename $(readlink -f /dev/mapper/3'"${guest_mpath_wwn#0x}"'))/slaves | wc -l)" = 2 ] && break
+			sleep 1
+		done
+		name() { basename "$(readlink -f "$1")"; }
+		m=$(name /dev/mapper/3'"${guest_mpath_wwn#0x}"')
+		echo "mpath-map $m"
+		for p in /sys/block/$m/slaves/*; do echo "mpath-path ${p##*/}"; done
+		for h in /sys/block/nvme*n*; do
+			case "$(readlink -f $h)" in */nvme-subsystem/*) ;; *) continue ;; esac
+			grep -qx iosnvmp /sys/class/nvme-subsystem/$(basename $(dirname $(readlink -f $h)))/serial 2>/dev/null || continue
+			echo "nvme-head ${h##*/}"
+			n=${h##*/}; for p in /sys/block/${n%n*}c*n${n##*n}; do echo "nvme-path ${p##*/}"; done
+		done
+		md=$(name /dev/md/iosmd); echo "md $md"
+		for p in /sys/block/$md/slaves/*; do echo "md-member ${p##*/}"; done
+		lv=$(name /dev/iosvg/ioslv); echo "lv $lv"
+		for p in /sys/block/$lv/slaves/*; do echo "lv-pv ${p##*/}"; done' >"$tmp/stacks.txt"
+}
+
+stack_of() {
+	awk -v w="$1" '$1 == w { print $2 }' "$tmp/stacks.txt"
+}
+
+# The stacks are there, as the kernel and udev show them: what each device is in sysfs (dm
+# uuid, md/, holders/, slaves/, hidden, a queue with an elevator or a bio-based one) and what
+# udev says of it (DM_MULTIPATH_DEVICE_PATH, DM_UUID, MPATH_DEVICE_READY). Facts, as
+# docs/system-tests.md records them; the policy checks below rely on them.
+check_stacks_present() {
+	local out
+	stacks_probe || { bad "cannot list the stacks: $(cat "$tmp/stacks.txt")"; return; }
+	out=$(guest "list='$(cat "$tmp/stacks.txt")'"'
+		while read -r what d; do
+			s=/sys/class/block/$d
+			printf "%-10s %-10s uuid=%s md=%s hidden=%s dev=%s sched=[%s] mq=%s holders=%s slaves=%s udev:%s\n" "$what" "$d" \
+				"$(cat $s/dm/uuid 2>/dev/null)" "$([ -d $s/md ] && echo yes || echo no)" "$(cat $s/hidden 2>/dev/null)" \
+				"$(cat $s/dev 2>/dev/null || echo none)" "$(cat $s/queue/scheduler 2>/dev/null)" "$(ls $s/mq 2>/dev/null | wc -l)" \
+				"$(ls $s/holders | tr "\n" ,)" "$(ls $s/slaves | tr "\n" ,)" \
+				"$(udevadm info -q property -p $s 2>/dev/null | grep -E "^(DM_MULTIPATH_DEVICE_PATH|MPATH_DEVICE_READY|ID_BLOCK_SUBSYSTEM)=" | tr "\n" " ")"
+		done <<<"$list"')
+	echo "$out" | sed 's/^/  /'
+	[ "$(grep -c '^mpath-path ' "$tmp/stacks.txt")" = 2 ] || bad "the multipath map has not two paths"
+	grep -q '^mpath-map .*uuid=mpath-3' <<<"$out" || bad "no multipath map of the test disk"
+	[ "$(grep -c '^nvme-path ' "$tmp/stacks.txt")" = 2 ] || bad "the NVMe head has not two paths"
+	grep -q '^nvme-head .*mq=0' <<<"$out" || bad "the NVMe head has a request queue"
+	grep -q '^nvme-path .*hidden=1 dev=none' <<<"$out" || bad "the NVMe paths are not hidden"
+	grep -q '^md .*md=yes' <<<"$out" || bad "no md array"
+	[ "$(grep -c '^md-member ' "$tmp/stacks.txt")" = 2 ] || bad "the md array has not two members"
+	grep -q '^lv .*uuid=LVM-' <<<"$out" || bad "no LVM volume"
 }
 
 # ---------------------------------------------------------------- iocost (issue 11)
@@ -765,8 +870,17 @@ checks_run() {
 	while read -r serial rest; do
 		before[$serial]=${rest##* }
 	done <"$tmp/disks.txt"
+	stacks_setup || die "cannot build the storage stacks in the guest"
 	log "installing iosched ($package_kind)"
-	package_install >"$tmp/install.log" 2>&1 || { cat "$tmp/install.log"; die "installing iosched failed"; }
+	package_install >"$tmp/install-$kernel_name.log" 2>&1 ||
+		{ cat "$tmp/install-$kernel_name.log"; die "installing iosched failed"; }
+	# From the next boot on, the guest boots from an initramfs made by initramfs-tools with
+	# iosched's hook (initramfs.sh); without one (no .deb), from the busybox one.
+	guest_initrd=
+	if [ "$package_kind" = deb ]; then
+		log "making the initramfs with iosched's hook (update-initramfs in a chroot of the image)"
+		guest_initrd=$(initramfs_debian) || log "no initramfs with the hook: check initramfs fails"
+	fi
 	guest_reboot || die "no boot after the install"
 	boot_record with
 	# This file's checks, then fleet.sh's (deploy/: after apt_purge, they install it their way).

@@ -26,6 +26,10 @@ guest_qemu_args() {
 		[ -f "$d/$s.img" ] || truncate -s 1G "$d/$s.img"
 	done
 	[ -f "$d/ioszns.img" ] || truncate -s 256M "$d/ioszns.img"
+	# The storage stacks (issue 22): small disks, made once per kernel like the others.
+	for s in iosmpath iosnvmp iosmd0 iosmd1 ioslvm; do
+		[ -f "$d/$s.img" ] || truncate -s 128M "$d/$s.img"
+	done
 	# The root: a qcow2 overlay on the cached image, kept across the reboots of one run.
 	[ -f "$d/root.qcow2" ] || qemu-img create -q -f qcow2 -b "$disk_img" -F raw "$d/root.qcow2"
 	qemu_args=(
@@ -34,9 +38,10 @@ guest_qemu_args() {
 		# QEMU's user network, only for fleet.sh's ssh: restrict=on keeps the guest from
 		# reaching anything; the host reaches its sshd on 127.0.0.1:$guest_ssh_port.
 		-nic "user,model=virtio-net-pci,restrict=on,hostfwd=tcp:127.0.0.1:$guest_ssh_port-:22"
+		-chardev "pipe,id=mon,path=$tmp/monitor" -mon chardev=mon,mode=control
 		-serial "file:$tmp/console-$kernel_name.log"
-		-kernel "$kernel_dir/vmlinuz" -initrd "$kernel_dir/initramfs.cpio.gz"
-		-append "console=ttyS0 loglevel=4 panic=-1 systemd.show_status=0 rw"
+		-kernel "$kernel_dir/vmlinuz" -initrd "${guest_initrd:-$kernel_dir/initramfs.cpio.gz}"
+		-append "console=ttyS0 loglevel=4 panic=-1 systemd.show_status=0 rw root=LABEL=iosroot"
 		-device virtio-serial-pci,id=vser
 		-chardev "pipe,id=agent,path=$tmp/agent"
 		-device virtserialport,bus=vser.0,chardev=agent,name=org.system-test.agent
@@ -63,20 +68,75 @@ guest_qemu_args() {
 		-device qemu-xhci,id=xhci
 		-drive "if=none,id=usb,file=$d/iosusb.img,format=raw,cache=unsafe"
 		-device usb-storage,drive=usb,bus=xhci.0,serial=iosusb
+		# Stacks. One SCSI disk reached through two paths (two virtio-scsi controllers, one
+		# image, one WWN): multipath-tools makes a map of them. One block node shared by both
+		# devices (share-rw), so that a path can be unplugged and plugged again (device_del,
+		# device_add on the monitor) while the node stays.
+		-device virtio-scsi-pci,id=scsi1,num_queues=1
+		-blockdev "driver=file,filename=$d/iosmpath.img,node-name=mpathf,cache.direct=off,cache.no-flush=on,locking=off"
+		-blockdev raw,file=mpathf,node-name=mpath
+		-device "$(guest_mpath_path 0)"
+		-device "$(guest_mpath_path 1)"
+		# md raid1 on two SCSI HDDs, an LVM physical volume on a third.
+		-drive "if=none,id=md0,file=$d/iosmd0.img,format=raw,cache=unsafe"
+		-device scsi-hd,drive=md0,bus=scsi0.0,rotation_rate=7200,serial=iosmd0
+		-drive "if=none,id=md1,file=$d/iosmd1.img,format=raw,cache=unsafe"
+		-device scsi-hd,drive=md1,bus=scsi0.0,rotation_rate=7200,serial=iosmd1
+		-drive "if=none,id=lvm,file=$d/ioslvm.img,format=raw,cache=unsafe"
+		-device scsi-hd,drive=lvm,bus=scsi0.0,rotation_rate=1,serial=ioslvm
+		# NVMe native multipath: one subsystem, two controllers, one shared namespace.
+		-device nvme-subsys,id=nvmpsub,nqn=iosnvmp
+		-device nvme,id=nvmp0,serial=iosnvmp,subsys=nvmpsub
+		-device nvme,id=nvmp1,serial=iosnvmp,subsys=nvmpsub
+		-drive "if=none,id=nvmp,file=$d/iosnvmp.img,format=raw,cache=unsafe"
+		-device nvme-ns,drive=nvmp,bus=nvmp0,nsid=1,shared=on
 	)
+}
+
+# qmp_start: QEMU's monitor (QMP, on the pipe chardev "mon"): read the greeting, leave
+# capabilities negotiation mode.
+qmp_start() {
+	local line
+	IFS= read -r -t 60 line <&"$mon_r" || return 1
+	case "$line" in *'"QMP"'*) ;; *) return 1 ;; esac
+	qmp '{"execute": "qmp_capabilities"}' >/dev/null
+}
+
+# qmp JSON: one QMP command; prints QEMU's answer ({"return": ...} or {"error": ...}) and fails
+# on an error or when none comes within 60 s. Events that come meanwhile are logged to
+# $tmp/qmp-events-KERNEL.
+qmp() {
+	local line
+	printf '%s\n' "$1" >&"$mon_w"
+	while IFS= read -r -t 60 line <&"$mon_r"; do
+		line=${line%$'\r'}
+		case "$line" in
+		'{"return"'*) echo "$line"; return 0 ;;
+		'{"error"'*) echo "$line"; return 1 ;;
+		*) echo "$line" >>"$tmp/qmp-events-$kernel_name" ;;
+		esac
+	done
+	return 1
+}
+
+# guest_mpath_path N: the -device (and device_add) options of path N of the multipath disk.
+guest_mpath_path() {
+	echo "scsi-hd,id=mpath$1,drive=mpath,bus=scsi$1.0,share-rw=on,serial=iosmpath,wwn=$guest_mpath_wwn,rotation_rate=7200"
 }
 
 agent_seq=0
 
 # guest_start: boot the guest; returns once its agent announced itself.
 guest_start() {
-	rm -f "$tmp/agent.in" "$tmp/agent.out"
-	mkfifo "$tmp/agent.in" "$tmp/agent.out"
+	rm -f "$tmp/agent.in" "$tmp/agent.out" "$tmp/monitor.in" "$tmp/monitor.out"
+	mkfifo "$tmp/agent.in" "$tmp/agent.out" "$tmp/monitor.in" "$tmp/monitor.out"
 	# Read-write opens of the FIFOs never block, whoever comes first.
 	exec {agent_w}<>"$tmp/agent.in" {agent_r}<>"$tmp/agent.out"
+	exec {mon_w}<>"$tmp/monitor.in" {mon_r}<>"$tmp/monitor.out"
 	guest_qemu_args
 	qemu-system-x86_64 "${qemu_args[@]}" >"$tmp/qemu-$kernel_name.log" 2>&1 &
 	qemu_pid=$!
+	qmp_start || { log "no QMP greeting from QEMU"; return 1; }
 	guest_wait_ready || return 1
 	# The root must hold this kernel's modules, or udev loads no driver (and nothing says so).
 	guest '[ -d "/lib/modules/$(uname -r)/kernel" ]' ||
@@ -182,7 +242,7 @@ guest_stop() {
 	kill -9 "$qemu_pid" 2>/dev/null && log "QEMU did not power off within 60 s: killed"
 	wait "$qemu_pid" 2>/dev/null || true
 	qemu_pid=
-	exec {agent_w}>&- {agent_r}<&-
+	exec {agent_w}>&- {agent_r}<&- {mon_w}>&- {mon_r}<&-
 	guest_boot_id=
 	guest_ready_seen=
 }

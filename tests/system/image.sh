@@ -17,7 +17,14 @@
 # (and netavark: debootstrap does not pick a provider of its virtual container-network-stack).
 image_pkgs=systemd,systemd-sysv,udev,dbus,polkitd,kmod,libpam-systemd,strace,libinih1,procps
 image_pkgs+=,openssh-server,python3,python3-apt,podman,netavark
+# The storage stacks (issue 22): lvm2, mdadm, multipath-tools (multipathd, kpartx), nvme-cli,
+# and the two initramfs generators iosched ships a hook for (initramfs-tools and dracut-core can
+# be installed side by side; the dracut package itself conflicts with initramfs-tools).
+image_pkgs+=,lvm2,mdadm,multipath-tools,nvme-cli,initramfs-tools,dracut-core
 image_suite=bookworm
+# The WWN of the SCSI disk the guest sees through two paths (guest.sh, guest_mpath_path):
+# multipath-tools knows its WWID from the start (image_configure).
+guest_mpath_wwn=0x5000c50015ea7100
 image_user=alice
 
 image_key() {
@@ -48,6 +55,18 @@ image_configure() {
 	# address set by systemd-networkd; root logs in with the run's key (fleet.sh).
 	install -m 0644 "$system_dir/guest/fleet.network" "$root/etc/systemd/network/"
 	chroot "$root" systemctl enable -q systemd-networkd.service
+	# Storage stacks (issue 22). multipath-tools 0.9.4 makes maps only of WWIDs it knows
+	# (find_multipaths strict): the test disk's (tests/system/guest.sh, guest_mpath_path) is
+	# known from the start, as after "multipath -a", so the map exists from the first boot on.
+	mkdir -p "$root/etc/multipath"
+	printf '# Multipath wwids, Version : 1.0\n/3%s/\n' "${guest_mpath_wwn#0x}" >"$root/etc/multipath/wwids"
+	# nvme-cli's nvmf-autoconnect.service connects NVMe over Fabrics targets that this guest
+	# has none of (it took 24 s of the boot here).
+	rm -f "$root"/etc/systemd/system/*.wants/nvmf-autoconnect.service
+	# The initramfs tests/system/initramfs.sh makes with initramfs-tools: the root disk's
+	# modules only (as the busybox one's), gzip (zstd is not in the image).
+	printf 'MODULES=list\nCOMPRESS=gzip\n' >"$root/etc/initramfs-tools/conf.d/system-test.conf"
+	printf 'virtio_pci\nvirtio_blk\ncrc32c_generic\next4\n' >>"$root/etc/initramfs-tools/modules"
 	# No apt lists in the guest: apt installs the local .deb offline, its dependencies are
 	# in the image.
 	rm -rf "$root"/var/lib/apt/lists/* "$root"/var/cache/apt/archives/*.deb
@@ -129,7 +148,7 @@ kernel_prepare() {
 	deb=$(ls "$cache/apt-$suite/archives/${pkg}_"*.deb | tail -n1)
 	kernel_dir=$cache/kernel-$(basename "$deb" .deb)
 	want=$(printf '%s\n' $pkg $parts)
-	if [ "$(cat "$kernel_dir/.iosched-done" 2>/dev/null)" != "$want" ]; then
+	if [ "$(cat "$kernel_dir/.iosched-done" 2>/dev/null)" != "$want" ] || [ ! -f "$kernel_dir/config" ]; then
 		log "unpacking $(basename "$deb") ${parts//$'\n'/ }"
 		rm -rf "$kernel_dir"
 		mkdir -p "$kernel_dir/modules"
@@ -146,6 +165,10 @@ kernel_prepare() {
 		f=$(ls "$kernel_dir"/modules/boot/vmlinuz-* "$kernel_dir/modules/lib/modules/$kernel_version/vmlinuz" 2>/dev/null | head -n1 || true)
 		[ -n "$f" ] || die "no vmlinuz in $pkg $parts"
 		mv "$f" "$kernel_dir/vmlinuz"
+		# The kernel's configuration: mkinitramfs reads it (initramfs.sh).
+		f=$(ls "$kernel_dir"/modules/boot/config-* "$kernel_dir/modules/lib/modules/$kernel_version/config" 2>/dev/null | head -n1 || true)
+		[ -n "$f" ] || die "no kernel config in $pkg $parts"
+		mv "$f" "$kernel_dir/config"
 		rm -rf "$kernel_dir/modules/boot" "$kernel_dir/modules/usr"
 		# Trixie's kernels ship .ko.xz: plain modules for every kernel, one layout for the
 		# initramfs (busybox insmod) and the guest alike.
