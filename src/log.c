@@ -68,10 +68,17 @@ int log_internal(int level, int error, const char *fmt, ...) {
 
         if (target == LOG_TARGET_SYSLOG)
                 syslog(level, "%s", buf);
-        else if (target == LOG_TARGET_KMSG)
-                dprintf(kmsg_fd, "<%d>%s[%d]: %s\n", LOG_DAEMON | level, strempty(prefix), (int) getpid(),
-                        buf);
-        else {
+        else if (target == LOG_TARGET_KMSG) {
+                char line[sizeof(buf) + 64];
+                int n;
+
+                /* One write, one record of the kernel's log. (Not dprintf(): glibc's gives up
+                 * on the failed lseek() of /dev/kmsg and writes nothing.) */
+                n = snprintf(line, sizeof(line), "<%d>%s[%d]: %s\n", LOG_DAEMON | level,
+                             strempty(prefix), (int) getpid(), buf);
+                if (n > 0)
+                        (void) !write(kmsg_fd, line, MIN((size_t) n, sizeof(line) - 1));
+        } else {
                 if (console_prefix < 0)
                         /* journald (and systemd's stderr capture) read "<N>" as the
                          * priority of the line; a person at a terminal does not want it. */

@@ -464,7 +464,8 @@ stacks_probe() {
 		for p in /sys/block/$m/slaves/*; do echo "mpath-path ${p##*/}"; done
 		for h in /sys/block/nvme*n*; do
 			case "$(readlink -f $h)" in */nvme-subsystem/*) ;; *) continue ;; esac
-			grep -qx iosnvmp /sys/class/nvme-subsystem/$(basename $(dirname $(readlink -f $h)))/serial 2>/dev/null || continue
+			# The subsystem'"'"'s serial is padded with blanks to 20 characters.
+			[ "$(tr -d " " </sys/class/nvme-subsystem/$(basename $(dirname $(readlink -f $h)))/serial)" = iosnvmp ] || continue
 			echo "nvme-head ${h##*/}"
 			n=${h##*/}; for p in /sys/block/${n%n*}c*n${n##*n}; do echo "nvme-path ${p##*/}"; done
 		done
@@ -528,7 +529,10 @@ iocost_lines() {
 # output, then "qos-writes: N" and "model-writes: N" for what SCRIPT did, then the same for a
 # control write of the same value to each file (must be 1 and 1, or the count means nothing).
 iocost_ftrace() {
-	guest "set -e
+	# 15 minutes: 100 change events under TCG, each running every block rule of the image
+	# (multipath-tools' runs "multipath -u" on every change of an sd or nvme disk); one run
+	# at a host load of 11-16 took over 5 minutes.
+	guest -t 900 "set -e
 		t=/sys/kernel/tracing
 		[ -e \$t/trace ] || mount -t tracefs tracefs \$t
 		for f in ioc_qos_write ioc_cost_model_write; do
