@@ -506,6 +506,47 @@ check_stacks_present() {
 	grep -q '^lv .*uuid=LVM-' <<<"$out" || bad "no LVM volume"
 }
 
+# A path's elevator schedules nothing of what its multipath map sends it, on this kernel: the
+# map's elevator schedules it, and the kernel issues it to a path without passing the path's
+# own (blk_insert_cloned_request()). The block layer's tracepoints count, per device, the
+# requests inserted into an elevator (block_rq_insert) and issued to the driver
+# (block_rq_issue): with mq-deadline on the map and on both paths, 4 MiB of direct reads
+# through the map: the map inserts and issues, the paths issue and insert nothing.
+check_mpath_evidence() {
+	local map out
+	map=$(stack_of mpath-map)
+	out=$(guest "set -e
+		t=/sys/kernel/tracing
+		[ -e \$t/trace ] || mount -t tracefs tracefs \$t
+		paths='$(stack_of mpath-path | tr '\n' ' ')'
+		keep=''
+		for d in $map \$paths; do
+			keep=\"\$keep \$d=\$(sed 's/.*\\[\\(.*\\)\\].*/\\1/' /sys/block/\$d/queue/scheduler)\"
+			echo mq-deadline >/sys/block/\$d/queue/scheduler
+		done
+		echo 1 >\$t/events/block/block_rq_insert/enable
+		echo 1 >\$t/events/block/block_rq_issue/enable
+		echo >\$t/trace
+		echo 1 >\$t/tracing_on
+		dd if=/dev/$map of=/dev/null bs=64k count=64 iflag=direct status=none
+		echo 0 >\$t/tracing_on
+		echo 0 >\$t/events/block/block_rq_insert/enable
+		echo 0 >\$t/events/block/block_rq_issue/enable
+		for d in $map \$paths; do
+			n=\$(cat /sys/block/\$d/dev | tr : ,)
+			echo \"\$d: inserted \$(grep -c \"block_rq_insert: \$n \" \$t/trace) issued \$(grep -c \"block_rq_issue: \$n \" \$t/trace)\"
+		done
+		echo >\$t/trace
+		for kv in \$keep; do echo \${kv#*=} >/sys/block/\${kv%%=*}/queue/scheduler; done") ||
+		{ bad "tracing failed: $out"; return; }
+	echo "$out" | sed 's/^/  /'
+	grep -qE "^$map: inserted [1-9][0-9]* issued [1-9]" <<<"$out" || bad "the map's elevator did not see the reads"
+	for p in $(stack_of mpath-path); do
+		grep -qE "^$p: inserted 0 issued" <<<"$out" || bad "$p's elevator saw requests sent through the map"
+	done
+	[ "$(grep -cE 'issued [1-9]' <<<"$out")" -ge 2 ] || bad "no path issued the map's requests"
+}
+
 # ---------------------------------------------------------------- iocost (issue 11)
 # On the NVMe disk (cgroup v2 with io in the guest): a drop-in with user qos and a user model.
 # The values as the kernel prints them (two-decimal percentages, model=linear) follow.
