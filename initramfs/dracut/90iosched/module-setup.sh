@@ -44,9 +44,11 @@ install() {
         [[ -n $rule ]] || return 0
         inst_binary "$(iosched_helper "$rule")"
         inst_simple "$rule" "${udevdir}/rules.d/60-iosched.rules"
-        # The policy: the main file and the drop-ins of every directory iosched-apply reads but
-        # /run (written at run time), with their masks (links to /dev/null).
-        for f in /etc/iosched.conf /etc/iosched.d/*.conf /usr/local/lib/iosched.d/*.conf /usr/lib/iosched.d/*.conf; do
+        # The policy: the main files and the drop-ins of every directory iosched-apply reads
+        # but /run (written at run time), with their masks (links to /dev/null); which main
+        # file wins is the helper's to decide, as on the real root.
+        for f in /etc/iosched.conf /usr/local/lib/iosched.conf /usr/lib/iosched.conf \
+                /etc/iosched.d/*.conf /usr/local/lib/iosched.d/*.conf /usr/lib/iosched.d/*.conf; do
                 if [[ -L $f && $(readlink -f "$f") == /dev/null ]]; then
                         mkdir -p "${initdir}${f%/*}"
                         ln -sf /dev/null "${initdir}${f}"
