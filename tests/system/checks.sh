@@ -184,14 +184,15 @@ check_initramfs() {
 	dev=$(disk_of iosroot)
 	out=$(guest "cat /proc/cmdline
 		echo \"userspace: \$(systemctl show -P UserspaceTimestampMonotonic)\"
-		journalctl -b -o json --output-fields=__MONOTONIC_TIMESTAMP,_TRANSPORT,MESSAGE SYSLOG_IDENTIFIER=iosched-apply |
+		journalctl -b -o json --output-fields=_SOURCE_MONOTONIC_TIMESTAMP,_TRANSPORT,MESSAGE SYSLOG_IDENTIFIER=iosched-apply |
 			grep '\"MESSAGE\":\"$dev: scheduler '") || { bad "cannot read the journal: $out"; return; }
 	echo "$out" | sed 's/^/  /'
 	user=$(sed -n 's/^userspace: \([0-9]*\)$/\1/p' <<<"$out")
 	line=$(grep '"MESSAGE"' <<<"$out" | head -n1)
 	[ "$(grep -c '"MESSAGE"' <<<"$out")" = 1 ] || bad "$(grep -c '"MESSAGE"' <<<"$out") scheduler lines for $dev, want 1"
 	grep -q '"_TRANSPORT":"kernel"' <<<"$line" || bad "the line did not come through the kernel's log (the initramfs)"
-	ts=$(sed -n 's/.*"__MONOTONIC_TIMESTAMP":"\([0-9]*\)".*/\1/p' <<<"$line")
+	# The kernel's time of the record (journald's own __MONOTONIC_TIMESTAMP is when it read it).
+	ts=$(sed -n 's/.*"_SOURCE_MONOTONIC_TIMESTAMP":"\([0-9]*\)".*/\1/p' <<<"$line")
 	echo "  $dev's line at ${ts:-?} us, systemd on the real root at ${user:-?} us"
 	[ -n "$ts" ] && [ -n "$user" ] && [ "$ts" -lt "$user" ] ||
 		bad "$dev's policy line is not older than the switch to the real root"
