@@ -204,6 +204,10 @@ int mountinfo_cgroup2_mounts(const char *text, char ***ret) {
                 _cleanup_(strv_freep) char **f = NULL;
                 char **sep;
 
+                /* Most lines are not cgroup2's: not split into words (the daemon reads this
+                 * once per worker thread). */
+                if (!strstr(*l, " - cgroup2 "))
+                        continue;
                 r = strv_split(*l, " ", &f);
                 if (r < 0)
                         return r;

@@ -75,7 +75,11 @@ static int load_scheduler(Sysfs *s, Disk *d) {
         _cleanup_(attr_state_done) AttrState sched = {};
         int r;
 
-        r = sysfs_read_setting(s, d->name, attr_get(ATTR_SCHEDULER), NULL, &sched);
+        /* The text alone: sysfs_read_setting() would parse the line once more for its value,
+         * which is not kept. */
+        r = sysfs_read_disk_text(s, d->name, attr_get(ATTR_SCHEDULER)->path, &sched.raw);
+        if (r < 0)
+                sched.err = r;
         if (r == -ENODEV)
                 return r;
         d->scheduler = mfree(d->scheduler);
@@ -89,7 +93,9 @@ static int load_scheduler(Sysfs *s, Disk *d) {
                 r = scheduler_parse(sched.raw, &d->scheduler, &d->schedulers);
                 if (r == -ENOMEM)
                         return r;
-                if (r >= 0) {
+                if (r < 0)
+                        sched.err = -EBADMSG;   /* as attr_state_parse() says it */
+                else {
                         r = load_loadable_schedulers(s, d);
                         if (r < 0)
                                 return r;

@@ -99,19 +99,26 @@ static int disk_path(const char *disk, const char *rel, char *buf, size_t size) 
         return path_printf(buf, size, "sys/class/block/%s%s%s", disk, rel ? "/" : "", rel ?: "");
 }
 
-/* Where to find @rel of @disk: *ret_dirfd and @buf for the *at() call. Below the pinned
- * directory of the disk being read, else from the root. */
+/* Where to find @rel of @disk: *ret_dirfd and *ret_path for the *at() call. Below the pinned
+ * directory of the disk being read (@rel itself: no copy), else from the root (in @buf). */
 static int disk_at(Sysfs *s, const char *disk, const char *rel, char *buf, size_t size,
-                   int *ret_dirfd) {
+                   int *ret_dirfd, const char **ret_path) {
+        int r;
+
         assert(rel);
         if (s->disk_fd < 0 || !streq(s->disk_name, disk)) {
+                r = disk_path(disk, rel, buf, size);
+                if (r < 0)
+                        return r;
                 *ret_dirfd = s->root_fd;
-                return disk_path(disk, rel, buf, size);
+                *ret_path = buf;
+                return 0;
         }
         if (!path_is_safe_relative(rel))
                 return -EINVAL;
         *ret_dirfd = s->disk_fd;
-        return path_printf(buf, size, "%s", rel);
+        *ret_path = rel;
+        return 0;
 }
 
 int sysfs_pin_disk(Sysfs *s, const char *name) {
@@ -140,12 +147,13 @@ void sysfs_unpin_disk(Sysfs *s) {
 int sysfs_read_disk_text(Sysfs *s, const char *disk, const char *rel, char **ret) {
         _cleanup_(closep) int fd = -1;
         char path[PATH_MAX], buf[SYSFS_VALUE_MAX + 1];
+        const char *p;
         char *text;
         ssize_t k;
         int r, dfd;
 
         assert(s && ret);
-        r = disk_at(s, disk, rel, path, sizeof(path), &dfd);
+        r = disk_at(s, disk, rel, path, sizeof(path), &dfd, &p);
         if (r < 0)
                 return r;
         if (s->read_hook) {
@@ -153,7 +161,7 @@ int sysfs_read_disk_text(Sysfs *s, const char *disk, const char *rel, char **ret
                 if (r < 0)
                         return r;
         }
-        fd = openat(dfd, path, O_RDONLY | O_CLOEXEC | O_NOCTTY);
+        fd = openat(dfd, p, O_RDONLY | O_CLOEXEC | O_NOCTTY);
         if (fd < 0)
                 return -errno;
         /* A sysfs attribute is at most a page and comes whole in one read(2): no second read
@@ -184,11 +192,12 @@ int sysfs_read_disk_number(Sysfs *s, const char *disk, const char *rel, int64_t 
 
 bool sysfs_disk_has(Sysfs *s, const char *disk, const char *rel) {
         char path[PATH_MAX];
+        const char *p;
         int dfd;
 
         assert(s);
-        return disk_at(s, disk, rel, path, sizeof(path), &dfd) >= 0 &&
-               faccessat(dfd, path, F_OK, 0) >= 0;
+        return disk_at(s, disk, rel, path, sizeof(path), &dfd, &p) >= 0 &&
+               faccessat(dfd, p, F_OK, 0) >= 0;
 }
 
 int sysfs_disk_devpath(Sysfs *s, const char *disk, char **ret) {
@@ -218,13 +227,14 @@ int sysfs_disk_foreach(Sysfs *s, const char *disk, const char *rel,
                        int (*cb)(const char *name, void *userdata), void *userdata) {
         _cleanup_(closedirp) DIR *dir = NULL;
         char path[PATH_MAX];
+        const char *p;
         int r, dfd;
 
         assert(s && cb);
-        r = disk_at(s, disk, rel, path, sizeof(path), &dfd);
+        r = disk_at(s, disk, rel, path, sizeof(path), &dfd, &p);
         if (r < 0)
                 return r;
-        r = opendir_at(dfd, path, &dir);
+        r = opendir_at(dfd, p, &dir);
         if (r < 0)
                 return r;
         for (struct dirent *de; (de = readdir(dir));) {
@@ -237,22 +247,36 @@ int sysfs_disk_foreach(Sysfs *s, const char *disk, const char *rel,
         return 0;
 }
 
-static int setting_relpath(const AttrInfo *a, const char *tunable, char *buf, size_t size) {
-        if (a->id != ATTR_IOSCHED)
-                return path_printf(buf, size, "%s", a->path);
+/* The file of a setting, relative to its disk: the table's path, or a tunable's in @buf (not
+ * by printf: this runs for every file of every disk read). */
+static int setting_relpath(const AttrInfo *a, const char *tunable, char *buf, size_t size,
+                           const char **ret) {
+        static const char dir[] = "queue/iosched/";
+        size_t n;
+
+        if (a->id != ATTR_IOSCHED) {
+                *ret = a->path;
+                return 0;
+        }
         if (!tunable_name_is_valid(tunable))
                 return -EINVAL;
-        return path_printf(buf, size, "queue/iosched/%s", tunable);
+        n = strlen(tunable);
+        if (sizeof(dir) + n > size)
+                return -ENAMETOOLONG;
+        memcpy(mempcpy(buf, dir, sizeof(dir) - 1), tunable, n + 1);
+        *ret = buf;
+        return 0;
 }
 
 int sysfs_read_setting(Sysfs *s, const char *disk, const AttrInfo *a, const char *tunable,
                        AttrState *st) {
-        char rel[128];
+        char buf[128];
+        const char *rel;
         int r;
 
         assert(s && a && st);
         attr_state_done(st);
-        r = setting_relpath(a, tunable, rel, sizeof(rel));
+        r = setting_relpath(a, tunable, buf, sizeof(buf), &rel);
         if (r < 0)
                 return (st->err = r);
         r = sysfs_read_disk_text(s, disk, rel, &st->raw);
@@ -402,7 +426,8 @@ static int write_iocost(Sysfs *s, const char *disk, AttrFile f, const char *line
 
 int sysfs_write_setting(Sysfs *s, const char *disk, const AttrInfo *a, const char *tunable,
                         const char *value) {
-        char rel[128], path[PATH_MAX];
+        char buf[128], path[PATH_MAX];
+        const char *rel;
         int r;
 
         assert(s && a && value);
@@ -410,7 +435,7 @@ int sysfs_write_setting(Sysfs *s, const char *disk, const AttrInfo *a, const cha
                 return write_iocost(s, disk, a->file, value);
         if (a->file != ATTR_FILE_QUEUE)
                 return -EINVAL;
-        r = setting_relpath(a, tunable, rel, sizeof(rel));
+        r = setting_relpath(a, tunable, buf, sizeof(buf), &rel);
         if (r < 0)
                 return r;
         r = disk_path(disk, rel, path, sizeof(path));
