@@ -19,6 +19,7 @@ Config *config_unref(Config *c) {
         policy_free(c->policy);
         strv_free(c->errors);
         writers_free(c->writers);
+        strv_free(c->udev_keys);
         free(c);
         return NULL;
 }
@@ -42,7 +43,7 @@ int config_load(const char *root, const char *single_file, Config **ret) {
                 return r;
         if (r < 0)
                 log_warning_errno(r, "Cannot look for other writers below %s: %m", root);
-        r = writers_disk_load(c->writers, &c->load);
+        r = writers_disk_load(c->writers, &c->load, &c->udev_keys);
         if (r < 0)
                 return r;
         *ret = TAKE_PTR(c);

@@ -19,6 +19,7 @@ typedef struct Config {
         char **errors;          /* of the files that were left out */
         DiskLoad load;          /* what of a disk the policy and the writers look at */
         Writers *writers;       /* the host's other writers, looked for with the configuration */
+        char **udev_keys;       /* load.udev_keys when both the policy and the writers name some */
 } Config;
 
 Config *config_ref(Config *c);

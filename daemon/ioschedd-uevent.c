@@ -175,7 +175,7 @@ void uevent_handle_udev(UeventMonitor *u, const char *action, const char *name, 
 /* The udev properties a job reads (udev_props_identity_keys): libudev builds the list of all of
  * a device's properties anew for each event, and that list is most of what an event costs us;
  * the list only when the policy sets iocost keys (the hwdb's IOCOST_* properties). */
-static int device_props(struct udev_device *dev, bool all, UdevProps **ret) {
+static int device_props(struct udev_device *dev, bool all, char * const *keys, UdevProps **ret) {
         _cleanup_(udev_props_freep) UdevProps *p = NULL;
         struct udev_list_entry *e;
 
@@ -184,6 +184,13 @@ static int device_props(struct udev_device *dev, bool all, UdevProps **ret) {
                 return -ENOMEM;
         if (!all) {
                 for (const char *const *k = udev_props_identity_keys; *k; k++) {
+                        const char *v = udev_device_get_property_value(dev, *k);
+
+                        if (v && udev_props_add(p, *k, v) < 0)
+                                return -ENOMEM;
+                }
+                /* The policy's match.property names and what the other writers' rules match on. */
+                for (char * const *k = keys; k && *k; k++) {
                         const char *v = udev_device_get_property_value(dev, *k);
 
                         if (v && udev_props_add(p, *k, v) < 0)
@@ -212,7 +219,8 @@ static void uevent_dispatch(UeventMonitor *u, struct udev_device *dev, bool kern
                 return;
         }
         if (action && !streq(action, "remove") &&
-            device_props(dev, !c || (c->load.attrs & ATTR_IOCOST_BITS_MASK), &props) < 0) {
+            device_props(dev, !c || (c->load.attrs & ATTR_IOCOST_BITS_MASK), c ? c->load.udev_keys : NULL,
+                         &props) < 0) {
                 log_oom();
                 return;
         }

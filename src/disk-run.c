@@ -59,6 +59,7 @@ int disk_run_find_writers(DiskRun *run, const Writers *writers) {
 int disk_run(Sysfs *s, const Policy *policy, const Writers *writers, const char *name, const UdevProps *udev,
              const DiskLoad *load, DiskRunFlags flags, DiskRun **ret) {
         _cleanup_(disk_run_freep) DiskRun *run = NULL;
+        _cleanup_(strv_freep) char **keys = NULL;
         DiskLoad widened;
         int r;
 
@@ -71,12 +72,14 @@ int disk_run(Sysfs *s, const Policy *policy, const Writers *writers, const char 
 
         if (writers) {
                 widened = load ? *load : DISK_LOAD_ALL;
-                r = writers_disk_load(writers, &widened);
+                r = writers_disk_load(writers, &widened, &keys);
                 if (r < 0)
                         return r;
                 load = &widened;
         }
         r = sysfs_load_disk(s, name, udev, load, &run->disk);
+        if (r >= 0 && keys)
+                run->disk->load.udev_keys = NULL;       /* they were this call's */
         if (ERRNO_IS_GONE(r))
                 run->state = DISK_RUN_GONE;
         else if (r < 0)

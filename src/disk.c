@@ -287,6 +287,7 @@ Disk *disk_free(Disk *d) {
                 iocost_state_done(&d->iocost[i]);
         udev_props_free(d->udev);
         other_writers_free(d->writers);
+        stack_done(&d->stack);
         free(d);
         return NULL;
 }
@@ -304,6 +305,19 @@ bool disk_scheduler_is_offered(const Disk *d, const char *name) {
         assert(d && name);
 
         return strv_contains(d->schedulers, name) || strv_contains(d->schedulers_loadable, name);
+}
+
+bool disk_is_bio_based(const Disk *d) {
+        assert(d);
+
+        switch (d->stack.role) {
+        case STACK_ROLE_DM:
+        case STACK_ROLE_MD:
+        case STACK_ROLE_NVME_HEAD:
+                return !d->scheduler;
+        default:
+                return false;
+        }
 }
 
 int64_t wbt_default_usec(const Disk *d) {
@@ -437,6 +451,8 @@ uint64_t disk_diff(const Disk *a, const Disk *b) {
         DIFF(DISK_FIELD_IOCOST_MODEL, !streq(disk_iocost_shown(a, ATTR_FILE_IOCOST_MODEL),
                                              disk_iocost_shown(b, ATTR_FILE_IOCOST_MODEL)));
         DIFF(DISK_FIELD_OTHER_WRITERS, !other_writers_equal(a->writers, b->writers));
+        DIFF(DISK_FIELD_STACK, a->stack.role != b->stack.role || !streq_ptr(a->stack.dm_kind, b->stack.dm_kind) ||
+                               !streq_ptr(a->stack.upper, b->stack.upper));
         for (AttrId id = 0; id < _ATTR_MAX; id++)
                 DIFF(DISK_FIELD_ATTR + id, disk_attr_slot(id) >= 0 &&
                                            attr_shown(&DISK_ATTR(a, id)) != attr_shown(&DISK_ATTR(b, id)));

@@ -5,6 +5,7 @@
 
 #include "attr.h"
 #include "iocost.h"
+#include "stack.h"
 #include "udev-props.h"
 
 typedef enum Transport {
@@ -132,6 +133,8 @@ typedef struct Disk {
                                  * udev lacks is unset, not unknown */
         struct OtherWriters *writers;   /* who else writes its keys (writers.h); NULL: nobody, or
                                          * not looked for */
+        Stack stack;            /* its place in a storage stack (stack.h); a partition's is
+                                 * STACK_ROLE_DISK */
 } Disk;
 
 Disk *disk_free(Disk *d);
@@ -156,6 +159,7 @@ typedef enum DiskField {
         DISK_FIELD_IOCOST_QOS,          /* the io.cost.qos line shown (iocost[].raw) */
         DISK_FIELD_IOCOST_MODEL,
         DISK_FIELD_OTHER_WRITERS,
+        DISK_FIELD_STACK,               /* role, dm kind, the map or array above */
         DISK_FIELD_ATTR,        /* + AttrId: a numeric attribute (-1 when unreadable) */
         _DISK_FIELD_MAX = DISK_FIELD_ATTR + _ATTR_MAX,
 } DiskField;
@@ -238,6 +242,20 @@ void attr_state_done(AttrState *st);
 
 const Tunable *disk_get_tunable(const Disk *d, const char *name);
 bool disk_scheduler_is_offered(const Disk *d, const char *name);
+
+/**
+ * disk_is_bio_based() - whether the disk's queue is bio-based: a device-mapper device other
+ * than a request-based multipath table, an md array, an NVMe multipath head
+ * @d: the disk, with its stack and scheduler read
+ *
+ * Such a queue has no elevator (queue/scheduler is absent or reads a lone "none"), no
+ * nr_requests, no wbt and no scheduler tunables to set: the I/O is scheduled on the queues
+ * below it. Told by the stack's role and the scheduler line together: a blk-mq queue without
+ * elevator support (6.13 and older) also reads a lone "none" but still has nr_requests.
+ *
+ * Return: true for a bio-based queue.
+ */
+bool disk_is_bio_based(const Disk *d);
 
 /* Nominal default of wbt_lat_usec: 2 ms non-rotational, 75 ms rotational. */
 int64_t wbt_default_usec(const Disk *d);

@@ -3,6 +3,7 @@
 #include <fnmatch.h>
 
 #include "policy.h"
+#include "stack.h"
 #include "util.h"
 
 static const char *const match_field_names[_MATCH_MAX] = {
@@ -11,6 +12,8 @@ static const char *const match_field_names[_MATCH_MAX] = {
         [MATCH_WWN] = "wwn",             [MATCH_TRANSPORT] = "transport",
         [MATCH_ROTATIONAL] = "rotational", [MATCH_REMOVABLE] = "removable",
         [MATCH_ZONED] = "zoned",         [MATCH_QUEUES] = "queues",
+        [MATCH_ROLE] = "role",           [MATCH_DM] = "dm",
+        [MATCH_PROPERTY] = "property",
 };
 
 DEFINE_STRING_TABLE_LOOKUP(match_field, MatchField, match_field_names, _MATCH_MAX);
@@ -48,6 +51,11 @@ static bool glob_is_valid(const char *g) {
 
 void match_done(Match *m) {
         m->patterns = strv_free(m->patterns);
+        m->property = mfree(m->property);
+}
+
+bool match_property_name_is_valid(const char *name) {
+        return string_in_charset(name, "ABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_", MATCH_PROPERTY_NAME_MAX);
 }
 
 /* Why one alternative of a match value cannot be taken, NULL when it can. */
@@ -61,6 +69,10 @@ static const char *pattern_error(MatchField field, const char *p) {
                 return zoned_from_string(p) < 0 ? "unknown zoned model (none, host-aware, host-managed)" : NULL;
         case MATCH_QUEUES:
                 return !streq(p, "single") && !streq(p, "multi") ? "queues must be \"single\" or \"multi\"" : NULL;
+        case MATCH_ROLE:
+                return stack_role_from_string(p) < 0 ? "unknown role (disk, multipath-map, multipath-path, dm, md, "
+                                                       "md-member, nvme-head, nvme-path)"
+                                                     : NULL;
         default:
                 return !glob_is_valid(p) ? "invalid glob (unterminated [...], trailing \\, control characters "
                                            "or longer than 256)"
@@ -174,6 +186,16 @@ bool match_test(const Match *m, const Disk *d) {
                         return false;   /* bio-based: neither single nor multi */
                 result = strv_contains(m->patterns, d->nr_hw_queues == 1 ? "single" : "multi");
                 break;
+        case MATCH_ROLE:
+                result = strv_contains(m->patterns, stack_role_to_string(d->stack.role));
+                break;
+        case MATCH_DM:
+                result = glob_any(m->patterns, d->stack.dm_kind, NULL);
+                break;
+        case MATCH_PROPERTY:
+                /* A property udev does not set matches no glob: "!" matches it. */
+                result = glob_any(m->patterns, udev_props_get(d->udev, m->property), NULL);
+                break;
         case MATCH_ROTATIONAL:
                 if (d->rotational < 0)
                         return false;
@@ -238,23 +260,35 @@ Rule *rule_free(Rule *r) {
 
 int rule_add_match(Rule *r, const char *key, const char *value, unsigned line,
                    const char **ret_error) {
-        const char *f = startswith(key, MATCH_KEY_PREFIX);
+        const char *f = startswith(key, MATCH_KEY_PREFIX), *property = startswith(key, MATCH_PROPERTY_PREFIX);
+        _cleanup_(freep) char *name = NULL;
         Match m, *a;
         int field, k;
 
         assert(r && key && value);
         if (!f)
                 return -ENOENT;
-        field = match_field_from_string(f);
-        if (field < 0)
-                return -ENOENT;
+        if (property) {
+                /* udev's own names are upper case; anything else is a typo or not udev's. */
+                if (!match_property_name_is_valid(property))
+                        return -ENOENT;
+                field = MATCH_PROPERTY;
+                name = strdup(property);
+                if (!name)
+                        return -ENOMEM;
+        } else {
+                field = match_field_from_string(f);
+                if (field < 0 || field == MATCH_PROPERTY)
+                        return -ENOENT;
+        }
         for (size_t i = 0; i < r->n_matches; i++)
-                if (r->matches[i].field == (MatchField) field)
+                if (r->matches[i].field == (MatchField) field && streq_ptr(r->matches[i].property, name))
                         return -EEXIST;
         k = match_parse(field, value, &m, ret_error);
         if (k < 0)
                 return k;
         m.line = line;
+        m.property = TAKE_PTR(name);
         a = realloc(r->matches, sizeof(Match) * (r->n_matches + 1));
         if (!a) {
                 match_done(&m);
@@ -344,6 +378,7 @@ Policy *policy_free(Policy *p) {
                 rule_free(p->rules[i]);
         free(p->rules);
         strv_free(p->files);
+        strv_free(p->udev_keys);
         free(p);
         return NULL;
 }
@@ -358,6 +393,16 @@ int policy_add_rule(Policy *p, Rule *r) {
         }
         p->rules = a;
         p->rules[p->n_rules++] = r;
+        /* The properties its matches name: what a disk must keep of udev's (DiskLoad). */
+        for (size_t i = 0; i < r->n_matches; i++) {
+                const char *name = r->matches[i].property;
+
+                if (!name || strv_contains(p->udev_keys, name))
+                        continue;
+                if (strv_extend(&p->udev_keys, name) < 0)
+                        return -ENOMEM;
+                strv_sort(p->udev_keys);
+        }
         return 0;
 }
 
@@ -594,6 +639,7 @@ void policy_disk_load(const Policy *p, DiskLoad *ret) {
                 l.attrs |= ATTR_IOCOST_BITS_MASK;
                 l.identity = true;
         }
+        l.udev_keys = p->udev_keys;
         *ret = l;
 }
 
@@ -634,7 +680,13 @@ bool policy_needs_udev(const Policy *p) {
                         case MATCH_SERIAL:
                         case MATCH_WWN:
                         case MATCH_TRANSPORT:
+                        case MATCH_PROPERTY:
                                 return true;
+                        case MATCH_ROLE:
+                                if (strv_contains(p->rules[i]->matches[j].patterns,
+                                                  stack_role_to_string(STACK_ROLE_MULTIPATH_PATH)))
+                                        return true;
+                                break;
                         default:
                                 break;
                         }

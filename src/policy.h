@@ -15,10 +15,15 @@ typedef enum MatchField {
         MATCH_REMOVABLE,
         MATCH_ZONED,
         MATCH_QUEUES,
+        MATCH_ROLE,             /* the stack role (stack.h's names) */
+        MATCH_DM,               /* the dm uuid's kind: "mpath", "LVM", "CRYPT", ... */
+        MATCH_PROPERTY,         /* match.property.NAME: a udev property */
         _MATCH_MAX,
 } MatchField;
 
 #define MATCH_KEY_PREFIX "match."
+#define MATCH_PROPERTY_PREFIX "match.property."
+#define MATCH_PROPERTY_NAME_MAX 64
 #define MATCH_PATTERNS_MAX 64
 #define MATCH_PATTERN_LEN_MAX 256
 /* inih keeps 49 characters of a section ("rule " and the name): a longer one comes cut to 44
@@ -33,6 +38,7 @@ typedef struct Match {
         bool negate;            /* the value started with "!" */
         char **patterns;        /* globs, transports, zoned models, "single"/"multi" */
         int boolean;            /* rotational, removable */
+        char *property;         /* MATCH_PROPERTY: the udev property's name ([A-Z0-9_]+) */
         unsigned line;
 } Match;
 
@@ -60,6 +66,7 @@ typedef struct Policy {
         Rule **rules;           /* in the order they apply: a later rule overrides */
         size_t n_rules;
         char **files;           /* every file read, in order */
+        char **udev_keys;       /* the names of the match.property keys, sorted, each once */
 } Policy;
 
 Policy *policy_new(void);
@@ -83,6 +90,8 @@ bool rule_name_is_valid(const char *name);
  */
 int match_parse(MatchField field, const char *text, Match *ret, const char **ret_error);
 void match_done(Match *m);
+/* A name for match.property.NAME: [A-Z0-9_], 1 to MATCH_PROPERTY_NAME_MAX characters. */
+bool match_property_name_is_valid(const char *name);
 bool match_test(const Match *m, const Disk *d);
 bool rule_matches(const Rule *r, const Disk *d);
 
@@ -135,7 +144,11 @@ typedef struct Resolved {
  * matches resolves the same for a disk whether udev has seen it or not: the daemon may act on
  * the kernel's uevent without waiting for udev's.
  *
- * Return: true when some rule matches on model, vendor, serial, wwn or transport.
+ * The same for a udev property, and for the role multipath-path: a path added again is known
+ * by multipath-tools' rules before the map holds it.
+ *
+ * Return: true when some rule matches on model, vendor, serial, wwn, transport, a udev
+ * property or the role multipath-path.
  */
 bool policy_needs_udev(const Policy *p);
 
@@ -166,6 +179,7 @@ const ResolvedSetting *resolved_find(const Resolved *r, AttrId id, const char *t
 /**
  * policy_disk_load() - what of a disk this policy can look at
  * @p: the policy
- * @ret: the identity fields its matches use and the attributes its rules set
+ * @ret: the identity fields its matches use and the attributes its rules set; udev_keys are
+ *       @p's (the names of its match.property keys), borrowed
  */
 void policy_disk_load(const Policy *p, DiskLoad *ret);

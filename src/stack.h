@@ -5,7 +5,7 @@
  * Where a disk stands in a storage stack: a whole disk, a device-mapper multipath map or one of
  * its paths, another device-mapper device, an md array or one of its members, an NVMe native
  * multipath head or one of its paths. Pure: the facts are read from sysfs and udev elsewhere
- * (sysfs.c) and come in as a StackFacts; the role comes out.
+ * (sysfs-disk.c, the disk loader, fills Disk.stack) and come in as a StackFacts; the role comes out.
  *
  * What the kernel shows (Debian's 6.1, 6.12 and 7.3 in tests/system's guest, see
  * docs/system-tests.md "Storage stacks"):

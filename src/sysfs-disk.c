@@ -239,6 +239,85 @@ static int load_udev_kept(Disk *d, const UdevProps *udev) {
         return udev_props_copy_keys(udev, iocost ? is_iocost_prop : NULL, d->load.udev_keys, &d->udev);
 }
 
+/* Stack */
+
+#define STACK_HOLDERS_MAX 16
+
+typedef struct HolderWalk {
+        Sysfs *s;
+        StackHolder holders[STACK_HOLDERS_MAX];
+        char *uuids[STACK_HOLDERS_MAX];
+        char *names[STACK_HOLDERS_MAX];
+        size_t n;
+} HolderWalk;
+
+static void holder_walk_done(HolderWalk *w) {
+        for (size_t i = 0; i < w->n; i++) {
+                free(w->names[i]);
+                free(w->uuids[i]);
+        }
+}
+
+/* One entry of holders/: a dm device tells its uuid, an md array has md/. */
+static int holder_add(const char *name, void *userdata) {
+        HolderWalk *w = userdata;
+        int r;
+
+        if (w->n >= STACK_HOLDERS_MAX || !disk_name_is_valid(name))
+                return 0;
+        w->names[w->n] = strdup(name);
+        if (!w->names[w->n])
+                return -ENOMEM;
+        r = sysfs_read_disk_text(w->s, name, "dm/uuid", &w->uuids[w->n]);
+        if (r == -ENOMEM)
+                return r;
+        w->holders[w->n] = (StackHolder) {
+                .name = w->names[w->n],
+                .dm_uuid = w->uuids[w->n],
+                .md = !w->uuids[w->n] && sysfs_disk_has(w->s, name, "md"),
+        };
+        w->n++;
+        return 0;
+}
+
+/* The disk's place in a storage stack: dm/, md/ and holders/ from sysfs, udev's marks when it
+ * has them. A few look-ups a disk: holders/ is empty for most. */
+static int load_stack(Sysfs *s, Disk *d, const UdevProps *udev) {
+        _cleanup_(holder_walk_done) HolderWalk w = { .s = s };
+        _cleanup_(freep) char *uuid = NULL, *devpath = NULL;
+        StackFacts f = { .name = d->name, .devpath = d->devpath };
+        int r;
+
+        /* Only an NVMe head or path is told by where it hangs. */
+        if (!f.devpath && startswith(d->name, "nvme")) {
+                r = sysfs_disk_devpath(s, d->name, &devpath);
+                if (r == -ENOMEM)
+                        return r;
+                f.devpath = devpath;
+        }
+        f.dm = sysfs_disk_has(s, d->name, "dm");
+        if (f.dm) {
+                r = sysfs_read_disk_text(s, d->name, "dm/uuid", &uuid);
+                if (r == -ENOMEM)
+                        return r;
+                f.dm_uuid = uuid;
+        } else
+                f.md = sysfs_disk_has(s, d->name, "md");
+        if (!f.dm && !f.md) {
+                r = sysfs_disk_foreach(s, d->name, "holders", holder_add, &w);
+                if (r == -ENOMEM)
+                        return r;
+                f.holders = w.holders;
+                f.n_holders = w.n;
+        }
+        if (udev) {
+                f.multipath_device_path = udev->multipath_device_path;
+                f.block_subsystem = udev->block_subsystem;
+        }
+        stack_done(&d->stack);
+        return stack_classify(&f, &d->stack);
+}
+
 /* Flags and details */
 
 static void load_flags(Sysfs *s, Disk *d) {
@@ -335,7 +414,12 @@ static int load_all(Sysfs *s, Disk *d, const UdevProps *udev) {
         load_zoned(s, d);
         if (d->load.queues)
                 d->nr_hw_queues = count_hw_queues(s, d->name);
-        return d->partition ? 0 : sysfs_reload_settings(s, d);
+        if (d->partition)
+                return 0;
+        r = load_stack(s, d, udev);
+        if (r < 0)
+                return r;
+        return sysfs_reload_settings(s, d);
 }
 
 int sysfs_load_disk(Sysfs *s, const char *name, const UdevProps *udev, const DiskLoad *what,

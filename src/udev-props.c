@@ -6,7 +6,13 @@
 
 const char *const udev_props_identity_keys[] = {
         "ID_MODEL", "ID_VENDOR", "ID_SERIAL_SHORT", "ID_SERIAL", "ID_WWN_WITH_EXTENSION", "ID_WWN",
-        "ID_BUS", NULL
+        "ID_BUS",
+        /* the disk's place in a storage stack (stack.h) */
+        "DM_MULTIPATH_DEVICE_PATH", "ID_BLOCK_SUBSYSTEM",
+        /* the marks of a dm event that changes nothing (stack_event_is_no_change()) */
+        "DM_UDEV_DISABLE_OTHER_RULES_FLAG", "MPATH_UNCHANGED", "MPATH_DEVICE_READY", "DM_SUSPENDED",
+        "DM_ACTION",
+        NULL
 };
 
 UdevProps *udev_props_new(void) {
@@ -73,6 +79,8 @@ static void type_fields(UdevProps *p) {
         p->wwn = identity_value(p, "ID_WWN_WITH_EXTENSION", "ID_WWN");
         p->bus = identity_value(p, "ID_BUS", NULL);
         p->iocost_solutions = udev_props_get(p, "IOCOST_SOLUTIONS");
+        p->multipath_device_path = udev_props_get(p, "DM_MULTIPATH_DEVICE_PATH");
+        p->block_subsystem = udev_props_get(p, "ID_BLOCK_SUBSYSTEM");
 }
 
 static bool name_is_valid(const char *name) {

@@ -34,14 +34,19 @@ typedef struct UdevProps {
         /* systemd's hwdb for iocost: IOCOST_SOLUTIONS, a list of names; each one's parameters
          * are the properties IOCOST_QOS_<NAME> and IOCOST_MODEL_<NAME>. */
         const char *iocost_solutions;
+        /* The storage stack (stack.h): multipath-tools' mark of a path, systemd 259's
+         * subsystem of a block device ("dm", "md", ...). */
+        const char *multipath_device_path;      /* DM_MULTIPATH_DEVICE_PATH */
+        const char *block_subsystem;            /* ID_BLOCK_SUBSYSTEM */
 
         UdevProperty *props;            /* every property kept, sorted by name */
         size_t n_props;
         size_t n_allocated;
 } UdevProps;
 
-/* The properties that fill the identity: what an edge that fetches property by property
- * (libudev) asks for when the policy needs no other. NULL-terminated. */
+/* The properties that fill the identity, the stack's and the marks of a dm event that changes
+ * nothing: what an edge that fetches property by property (libudev) asks for when the policy
+ * needs no other. NULL-terminated. */
 extern const char *const udev_props_identity_keys[];
 
 UdevProps *udev_props_new(void);

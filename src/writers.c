@@ -787,13 +787,33 @@ void writer_target_of(const Disk *d, char *buf, size_t size, WriterTarget *ret) 
         ret->scheduler_text = d->has_scheduler_file ? buf : "";
 }
 
-int writers_disk_load(const Writers *w, DiskLoad *load) {
-        assert(load);
+int writers_disk_load(const Writers *w, DiskLoad *load, char ***keys) {
+        _cleanup_(strv_freep) char **u = NULL;
+        bool all = true;
+
+        assert(load && keys);
         if (!w || w->n_entries == 0)
                 return 0;
         load->identity = true;
         load->flags = true;
         load->attrs |= ATTR_BIT(ATTR_SCHEDULER);
-        load->udev_keys = w->udev_keys;
+        if (strv_isempty(load->udev_keys)) {
+                load->udev_keys = w->udev_keys;
+                return 0;
+        }
+        for (char **k = w->udev_keys; k && *k; k++)
+                all = all && strv_contains(load->udev_keys, *k);
+        if (all)
+                return 0;
+        u = strv_copy(load->udev_keys);
+        if (!u)
+                return -ENOMEM;
+        for (char **k = w->udev_keys; k && *k; k++)
+                if (!strv_contains(u, *k) && strv_extend(&u, *k) < 0)
+                        return -ENOMEM;
+        strv_sort(u);
+        strv_free(*keys);
+        *keys = TAKE_PTR(u);
+        load->udev_keys = *keys;
         return 0;
 }

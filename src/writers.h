@@ -85,10 +85,12 @@ void writer_target_of(const Disk *d, char *buf, size_t size, WriterTarget *ret);
  * writers_disk_load() - what a disk's reading must hold for the writers to be evaluated
  * @w: the host's writers; NULL or none found: nothing more
  * @load: widened: identity (path), flags, the scheduler, and the udev properties the rules match
- *        on (load->udev_keys points into @w)
+ *        on: load->udev_keys points into @w, stays as it was when it has them all already (a
+ *        policy's match.property names), or else points to the union of both in *@keys
+ * @keys: where the union is kept; freed and set only when it is made
  * Return: 0 or -ENOMEM.
  */
-int writers_disk_load(const Writers *w, DiskLoad *load);
+int writers_disk_load(const Writers *w, DiskLoad *load, char ***keys);
 
 /* A disk's other writers: every writer that writes one of its keys, or may. */
 typedef struct OtherWriters {

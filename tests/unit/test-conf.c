@@ -54,6 +54,9 @@ TEST(every_key) {
                 "match.removable = 0",
                 "match.zoned = none|host-aware",
                 "match.queues = single",
+                "match.role = multipath-map|md",
+                "match.dm = mpath|LVM",
+                "match.property.DM_UUID = mpath-*",
                 "scheduler = mq-deadline none",
                 "wbt_lat_usec = default",
                 "nr_requests = 64",
@@ -129,6 +132,15 @@ TEST(errors) {
         expect_error("[rule a]\nmatch.zoned = sometimes\n", 2, "zoned");
         expect_error("[rule a]\nmatch.queues = many\n", 2, "single");
         expect_error("[rule a]\nmatch.rotational = spinning\n", 2, "boolean");
+        expect_error("[rule a]\nmatch.role = multipath\n", 2, "unknown role (disk, multipath-map");
+        expect_error("[rule a]\nmatch.role = disk|mpath-map\n", 2, "unknown role");
+        expect_error("[rule a]\nmatch.dm = LVM[\n", 2, "invalid glob");
+        expect_error("[rule a]\nmatch.property.dm_uuid = x\n", 2, "unknown key \"match.property.dm_uuid\"");
+        expect_error("[rule a]\nmatch.property. = x\n", 2, "unknown key");
+        expect_error("[rule a]\nmatch.property = x\n", 2, "unknown key \"match.property\"");
+        expect_error("[rule a]\nmatch.property.DM-UUID = x\n", 2, "unknown key");
+        expect_error("[rule a]\nmatch.property.DM_UUID = \n", 2, "empty");
+        expect_error("[rule a]\nmatch.property.DM_UUID = x\nmatch.property.DM_UUID = y\n", 3, "set twice");
         expect_error("[rule a]\nmatch.name = \n", 2, "");
         expect_error("[rule a]\nmatch.name = x\nmatch.name = y\n", 3, "set twice");
         expect_error("[rule a]\nmatch.name = x\nscheduler = none\nscheduler = bfq\n", 4, "set twice");

@@ -2,7 +2,8 @@
 /*
  * The fuzzers know every config key: fuzz/fuzz-conf.dict lists each as a key_* entry, and the
  * seed fuzz/corpus/fuzz-conf/directives.conf sets each one with a valid value. Adding a key to
- * the attribute, tunable or match tables without adding it there fails here.
+ * the attribute, tunable or match tables without adding it there fails here. match.property.NAME
+ * is there as match.property.DM_UUID.
  */
 #include <fcntl.h>
 #include <stdio.h>
@@ -18,7 +19,8 @@ static char **all_keys(void) {
         assert_int_equal(setting_keys(&keys), 0);
         for (MatchField f = 0; f < _MATCH_MAX; f++)
                 assert_int_equal(
-                        strv_push(&keys, strdup_printf(MATCH_KEY_PREFIX "%s", match_field_to_string(f))), 0);
+                        strv_push(&keys, f == MATCH_PROPERTY ? strdup(MATCH_PROPERTY_PREFIX "DM_UUID") :
+                                         strdup_printf(MATCH_KEY_PREFIX "%s", match_field_to_string(f))), 0);
         return keys;
 }
 
@@ -73,8 +75,10 @@ TEST(directives) {
         r = p->rules[0];
         for (size_t i = 0; i < r->n_matches; i++)
                 assert_int_equal(
-                        strv_push(&found, strdup_printf(MATCH_KEY_PREFIX "%s",
-                                                        match_field_to_string(r->matches[i].field))),
+                        strv_push(&found, r->matches[i].property ?
+                                                   strdup_printf(MATCH_PROPERTY_PREFIX "%s", r->matches[i].property) :
+                                                   strdup_printf(MATCH_KEY_PREFIX "%s",
+                                                                 match_field_to_string(r->matches[i].field))),
                         0);
         for (size_t i = 0; i < r->n_settings; i++)
                 assert_int_equal(strv_extend(&found, r->settings[i].key), 0);

@@ -84,6 +84,38 @@ TEST(match) {
         assert_false(matches("match.rotational = 0", sda));
 }
 
+TEST(match_stack) {
+        _cleanup_(disk_freep) Disk *sdb = mkdisk("sdb", TRANSPORT_SCSI, 1, 1);
+        _cleanup_(disk_freep) Disk *map = mkdisk("dm-0", TRANSPORT_DM, 1, 1);
+        _cleanup_(disk_freep) Disk *lv = mkdisk("dm-1", TRANSPORT_DM, 0, 0);
+        _cleanup_(disk_freep) Disk *vda = mkdisk("vda", TRANSPORT_VIRTIO, 1, 1);
+
+        sdb->stack = (Stack) { .role = STACK_ROLE_MULTIPATH_PATH, .upper = strdup("dm-0") };
+        map->stack = (Stack) { .role = STACK_ROLE_MULTIPATH_MAP, .dm_kind = strdup("mpath") };
+        lv->stack = (Stack) { .role = STACK_ROLE_DM, .dm_kind = strdup("LVM") };
+        assert_non_null(sdb->udev = udev_props_new());
+        assert_int_equal(udev_props_add(sdb->udev, "DM_MULTIPATH_DEVICE_PATH", "1"), 1);
+        assert_int_equal(udev_props_add(sdb->udev, "ID_SCSI_SERIAL", "QM00001 x"), 1);
+
+        assert_true(matches("match.role = multipath-path", sdb));
+        assert_false(matches("match.role = multipath-path", map));
+        assert_true(matches("match.role = multipath-map|md", map));
+        assert_true(matches("match.role = disk", vda));
+        assert_true(matches("match.role = !multipath-path", vda));
+        assert_false(matches("match.role = !multipath-path", sdb));
+        assert_true(matches("match.dm = mpath", map));
+        assert_true(matches("match.dm = LV*|CRYPT", lv));
+        assert_false(matches("match.dm = *", vda));     /* no dm device: no kind */
+        assert_true(matches("match.dm = !*", vda));
+        assert_true(matches("match.property.DM_MULTIPATH_DEVICE_PATH = 1", sdb));
+        assert_true(matches("match.property.ID_SCSI_SERIAL = QM* x", sdb));
+        assert_false(matches("match.property.DM_MULTIPATH_DEVICE_PATH = 1", vda));
+        assert_true(matches("match.property.DM_MULTIPATH_DEVICE_PATH = !1", vda));
+        /* two properties in one rule: both must match */
+        assert_false(matches("match.property.DM_MULTIPATH_DEVICE_PATH = 1\nmatch.property.ID_SCSI_SERIAL = Z*", sdb));
+        assert_true(matches("match.property.DM_MULTIPATH_DEVICE_PATH = 1\nmatch.property.ID_SCSI_SERIAL = Q*", sdb));
+}
+
 TEST(resolve) {
         _cleanup_(policy_freep) Policy *p = load(
                 "[rule base]\n"                         /* 1 */
@@ -162,6 +194,26 @@ TEST(disk_load_mask) {
         assert_true(l.identity);
         assert_false(l.queues);
         assert_int_equal(l.attrs, 1u << ATTR_WBT_LAT_USEC);
+        assert_null(l.udev_keys);
+}
+
+TEST(udev_keys) {
+        _cleanup_(policy_freep) Policy *p = load(
+                "[rule a]\nmatch.property.ID_PATH = pci-*\nmatch.property.DM_UUID = mpath-*\nscheduler = none\n"
+                "[rule b]\nmatch.property.DM_UUID = LVM-*\nnr_requests = 4\n"
+                "[rule c]\nmatch.role = md\nnr_requests = 4\n");
+        _cleanup_(policy_freep) Policy *q = load("[rule c]\nmatch.role = md|dm\nnr_requests = 4\n");
+        _cleanup_(policy_freep) Policy *r = load("[rule c]\nmatch.role = multipath-path\nnr_requests = 4\n");
+        DiskLoad l;
+
+        policy_disk_load(p, &l);
+        assert_int_equal(strv_length(l.udev_keys), 2);
+        assert_string_equal(l.udev_keys[0], "DM_UUID");
+        assert_string_equal(l.udev_keys[1], "ID_PATH");
+        assert_true(policy_needs_udev(p));
+        /* A role is sysfs' but for a path added again, which udev's rules know first. */
+        assert_false(policy_needs_udev(q));
+        assert_true(policy_needs_udev(r));
 }
 
 DEFINE_TEST_MAIN(NULL, NULL)
