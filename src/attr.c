@@ -16,7 +16,7 @@
  * io.cost.model, TOKEN being the kernel's name in the line. */
 #define IOCOST_ATTR(id_, file_, prefix, tok, kind_, min_, max_, what, ...)                      \
         [id_] = { .id = id_, .key = prefix tok, .kind = kind_, .min = min_, .max = max_,        \
-                  .file = file_, .token = tok, .summary = what, __VA_ARGS__ }
+                  .file = file_, .token = tok, .mq_only = true, .summary = what, __VA_ARGS__ }
 #define QOS_ATTR(id_, tok, kind_, min_, max_, what, ...)                                        \
         IOCOST_ATTR(id_, ATTR_FILE_IOCOST_QOS, "iocost.", tok, kind_, min_, max_, "io.cost.qos: " what, __VA_ARGS__)
 #define MODEL_ATTR(id_, tok, kind_, what)                                                       \
@@ -25,14 +25,15 @@
 
 static const AttrInfo attr_table[_ATTR_MAX] = {
         QUEUE_ATTR(ATTR_SCHEDULER, "scheduler", ATTR_KIND_SCHEDULER, 0, 0,
-                   "I/O scheduler; an ordered list, the first one the kernel offers wins"),
+                   "I/O scheduler; an ordered list, the first one the kernel offers wins", .mq_only = true),
         [ATTR_IOSCHED] = {
                 .id = ATTR_IOSCHED, .key = IOSCHED_KEY_PREFIX, .kind = ATTR_KIND_INT,
-                .min = 0, .max = INT64_MAX, .follows_scheduler = true,
+                .min = 0, .max = INT64_MAX, .follows_scheduler = true, .mq_only = true,
                 .summary = "a tunable of the chosen scheduler (queue/iosched/<name>)",
         },
         QUEUE_ATTR(ATTR_NR_REQUESTS, "nr_requests", ATTR_KIND_INT, 1, 1 << 20,
-                   "request queue depth; a scheduler switch resets it", .follows_scheduler = true),
+                   "request queue depth; a scheduler switch resets it", .follows_scheduler = true,
+                   .mq_only = true),
         [ATTR_IOCOST_SOLUTION] = {
                 .id = ATTR_IOCOST_SOLUTION, .key = "iocost.solution", .kind = ATTR_KIND_NAME,
                 .file = ATTR_FILE_NONE,
@@ -67,11 +68,11 @@ static const AttrInfo attr_table[_ATTR_MAX] = {
                  "highest vrate in percent (the kernel clamps to 1-10000)", .clamp = true),
         QUEUE_ATTR(ATTR_WBT_LAT_USEC, "wbt_lat_usec", ATTR_KIND_WBT, 1, 60 * 1000 * 1000,
                    "writeback throttling target latency in microseconds, \"default\" or \"off\"",
-                   .follows_scheduler = true),
+                   .follows_scheduler = true, .mq_only = true),
         QUEUE_ATTR(ATTR_MAX_SECTORS_KB, "max_sectors_kb", ATTR_KIND_INT, 4, 4 << 20,
                    "largest request in KiB; never above max_hw_sectors_kb"),
         QUEUE_ATTR(ATTR_RQ_AFFINITY, "rq_affinity", ATTR_KIND_INT, 0, 2,
-                   "complete requests on the submitting CPU's group (1) or CPU (2)"),
+                   "complete requests on the submitting CPU's group (1) or CPU (2)", .mq_only = true),
         QUEUE_ATTR(ATTR_NOMERGES, "nomerges", ATTR_KIND_INT, 0, 2,
                    "0 merge, 1 only simple merges, 2 no merges"),
         QUEUE_ATTR(ATTR_ADD_RANDOM, "add_random", ATTR_KIND_BOOL, 0, 1, "feed I/O timings to the entropy pool"),

@@ -77,6 +77,8 @@ typedef struct AttrInfo {
         int64_t min, max;
         bool follows_scheduler; /* a scheduler switch resets or changes it: plan it after one */
         bool clamp;             /* PERCENT: out of [min, max] is clamped, as the kernel does */
+        bool mq_only;           /* blk-mq's alone: not applicable to a bio-based queue (6.11 and
+                                 * later show such a queue none of these files) */
         AttrFile file;
         const char *token;      /* iocost: the kernel's "token=" in the file's line */
         const char *summary;

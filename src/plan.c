@@ -451,6 +451,19 @@ static int decide(const Disk *d, const Resolved *res, const Setting *s, const ch
                   Action *a) {
         if (d->partition)
                 return set_decision(a, ACTION_REFUSED, "partition: settings belong to the whole disk");
+        /* Said before anything is read of it: a bio-based queue has no such file to read
+         * (6.11 and later) or one that refuses every write (6.1's nr_requests). */
+        if (s->attr->mq_only && disk_is_bio_based(d))
+                return set_decision(a, ACTION_UNSUPPORTED,
+                                    "not applicable: bio-based queue (%s%s%s), the queues below it schedule its I/O",
+                                    stack_role_to_string(d->stack.role), d->stack.dm_kind ? " " : "",
+                                    strempty(d->stack.dm_kind));
+        /* multipath-tools sets max_sectors_kb of a map and its paths as it builds the map, and a
+         * request built for the map's limit that a path refuses fails (multipath.conf(5)). */
+        if (s->attr->id == ATTR_MAX_SECTORS_KB && stack_role_is_multipath(d->stack.role))
+                return set_decision(a, ACTION_REFUSED, "%s: max_sectors_kb stays as multipath-tools set it "
+                                    "(a live map's paths must keep the map's limit)",
+                                    stack_role_to_string(d->stack.role));
         if (switch_to && s->attr->follows_scheduler)
                 return decide_before_switch(s, switch_to, a);
 

@@ -88,8 +88,9 @@ int action_note_others(Action *a, const struct OtherWriters *o);
  *
  * Pure: no I/O. Knows the kernel's semantics: the bracketed scheduler, the "deadline" alias,
  * what wbt_lat_usec "0", "-1" and a failed read mean, which tunables belong to which scheduler,
- * what a scheduler switch resets, and the guards (partitions, bio-based queues, host-managed
- * zoned disks, max_hw_sectors_kb).
+ * what a scheduler switch resets, and the guards (partitions, bio-based queues and the keys
+ * only blk-mq has, host-managed zoned disks, max_hw_sectors_kb, max_sectors_kb of a multipath
+ * map and its paths).
  *
  * Return: 0 or -ENOMEM.
  */

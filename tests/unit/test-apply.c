@@ -501,4 +501,127 @@ TEST(list_disks) {
         fake_kernel_free(k);
 }
 
+/* A storage stack as tests/system's guest shows it (Debian's 6.1): a multipath map over two
+ * SCSI paths, an LVM volume and an md array (bio-based: queue/scheduler reads a lone "none",
+ * nr_requests and wbt_lat_usec are there and refuse writes), an md member. */
+static const char *const stack_conf =
+        "[rule all]\nmatch.name = *\nscheduler = bfq\nnr_requests = 64\nwbt_lat_usec = off\n"
+        "read_ahead_kb = 4096\nmax_sectors_kb = 256\n"
+        "[rule map]\nmatch.role = multipath-map\nmatch.dm = mpath\nscheduler = kyber\n"
+        "[rule paths]\nmatch.role = multipath-path\nscheduler = none\n"
+        "[rule lvm]\nmatch.dm = LVM\nmatch.property.DM_LV_NAME = data\nread_ahead_kb = 8192\n";
+
+static DiskRun *stack_run(Fixture *c, const char *disk, char * const *props) {
+        _cleanup_(udev_props_freep) UdevProps *u = fixture_props(props);
+        DiskLoad load;
+        DiskRun *run = NULL;
+
+        policy_disk_load(c->p, &load);
+        assert_int_equal(disk_run(c->s, c->p, NULL, disk, u, &load, 0, &run), 0);
+        assert_non_null(run->disk);
+        assert_int_equal(run->summary.failed, 0);
+        return run;
+}
+
+static void expect_outcome(const DiskRun *run, const char *key, Outcome o, const char *reason) {
+        const Action *a = fixture_action(run->plan, key);
+
+        if (a->outcome != o || (reason && !strstr(strempty(a->reason), reason)))
+                fail_msg("%s %s: %s (%s), expected %s (%s)", run->disk->name, key, outcome_to_string(a->outcome),
+                         strna(a->reason), outcome_to_string(o), strna(reason));
+}
+
+TEST(stacks) {
+        static const FakeDiskSpec map = { .name = "dm-0", .devnum = "253:0", .scheduler = "mq-deadline", .rotational = 1 };
+        static const FakeDiskSpec specs[] = {
+                { .name = "sdb", .devnum = "8:16", .scheduler = "mq-deadline", .rotational = 1 },
+                { .name = "sdc", .devnum = "8:32", .scheduler = "mq-deadline", .rotational = 1 },
+                { .name = "sdd", .devnum = "8:48", .scheduler = "mq-deadline", .rotational = 1 },
+                { .name = "dm-1", .devnum = "253:1" },          /* scheduler "none" alone */
+                { .name = "md127", .devnum = "9:127" },
+        };
+        char *lv_props[] = { (char *) "DM_LV_NAME=data", (char *) "DM_UUID=LVM-abc", NULL };
+        char *path_props[] = { (char *) "DM_MULTIPATH_DEVICE_PATH=1", NULL };
+        _cleanup_(disk_run_freep) DiskRun *m = NULL, *p = NULL, *p2 = NULL, *lv = NULL, *md = NULL, *mem = NULL;
+        Fixture c;
+
+        fixture_setup(&c, &map, "stack.conf", "none", "");
+        policy_free(c.p);
+        assert_non_null(c.p = policy_new());
+        {
+                _cleanup_(strv_freep) char **errors = calloc(1, sizeof(char *));
+
+                assert_int_equal(conf_parse_text(stack_conf, strlen(stack_conf), "stack.conf", c.p, &errors), 0);
+        }
+        for (size_t i = 0; i < ELEMENTSOF(specs); i++)
+                assert_int_equal(fake_disk_add(c.k, &specs[i]), 0);
+        assert_int_equal(fake_write(c.k, "sys/class/block/dm-0/dm/uuid", "mpath-35000c50015ea7100"), 0);
+        assert_int_equal(fake_write(c.k, "sys/class/block/sdb/holders/dm-0", ""), 0);
+        assert_int_equal(fake_write(c.k, "sys/class/block/dm-1/dm/uuid", "LVM-nBUnxiAfr4MNf"), 0);
+        assert_int_equal(fake_write(c.k, "sys/class/block/md127/md/level", "raid1"), 0);
+        assert_int_equal(fake_write(c.k, "sys/class/block/sdc/holders/md127", ""), 0);
+
+        /* The map: its own policy; max_sectors_kb stays as multipath-tools set it. */
+        m = stack_run(&c, "dm-0", NULL);
+        assert_int_equal(m->disk->stack.role, STACK_ROLE_MULTIPATH_MAP);
+        assert_string_equal(m->disk->stack.dm_kind, "mpath");
+        expect_outcome(m, "scheduler", OUTCOME_WRITTEN, NULL);
+        assert_string_equal(m->plan->actions[0].write, "kyber");
+        expect_outcome(m, "max_sectors_kb", OUTCOME_REFUSED, "multipath-map: max_sectors_kb stays");
+
+        /* A path by holders/, and one the map does not hold yet, by udev's mark. */
+        p = stack_run(&c, "sdb", NULL);
+        assert_int_equal(p->disk->stack.role, STACK_ROLE_MULTIPATH_PATH);
+        assert_string_equal(p->disk->stack.upper, "dm-0");
+        expect_outcome(p, "scheduler", OUTCOME_WRITTEN, NULL);
+        assert_string_equal(p->plan->actions[0].write, "none");
+        expect_outcome(p, "max_sectors_kb", OUTCOME_REFUSED, "multipath-path");
+        p2 = stack_run(&c, "sdd", path_props);
+        assert_int_equal(p2->disk->stack.role, STACK_ROLE_MULTIPATH_PATH);
+        assert_null(p2->disk->stack.upper);
+        assert_string_equal(p2->plan->actions[0].write, "none");
+
+        /* Bio-based: the queue-only keys are not applicable, the others are written. */
+        lv = stack_run(&c, "dm-1", lv_props);
+        assert_int_equal(lv->disk->stack.role, STACK_ROLE_DM);
+        assert_string_equal(lv->disk->stack.dm_kind, "LVM");
+        assert_true(disk_is_bio_based(lv->disk));
+        expect_outcome(lv, "scheduler", OUTCOME_UNSUPPORTED, "not applicable: bio-based queue (dm LVM)");
+        expect_outcome(lv, "nr_requests", OUTCOME_UNSUPPORTED, "bio-based");
+        expect_outcome(lv, "wbt_lat_usec", OUTCOME_UNSUPPORTED, "bio-based");
+        expect_outcome(lv, "max_sectors_kb", OUTCOME_WRITTEN, NULL);
+        expect_outcome(lv, "read_ahead_kb", OUTCOME_WRITTEN, NULL);
+        assert_string_equal(fixture_action(lv->plan, "read_ahead_kb")->write, "8192");  /* match.property */
+        md = stack_run(&c, "md127", NULL);
+        assert_int_equal(md->disk->stack.role, STACK_ROLE_MD);
+        expect_outcome(md, "nr_requests", OUTCOME_UNSUPPORTED, "not applicable: bio-based queue (md)");
+        expect_outcome(md, "read_ahead_kb", OUTCOME_WRITTEN, NULL);
+        assert_string_equal(fixture_action(md->plan, "read_ahead_kb")->write, "4096");
+
+        /* A member of the array is a disk with a queue of its own. */
+        mem = stack_run(&c, "sdc", NULL);
+        assert_int_equal(mem->disk->stack.role, STACK_ROLE_MD_MEMBER);
+        assert_string_equal(mem->disk->stack.upper, "md127");
+        expect_outcome(mem, "scheduler", OUTCOME_WRITTEN, NULL);
+        assert_string_equal(mem->plan->actions[0].write, "bfq");
+        expect_outcome(mem, "max_sectors_kb", OUTCOME_WRITTEN, NULL);
+        fixture_teardown(&c);
+}
+
+/* max_sectors_kb above max_hw_sectors_kb is refused, never written (the kernel's EINVAL). */
+TEST(max_sectors_above_hw) {
+        static const FakeDiskSpec d = { .name = "sdz", .devnum = "8:400", .scheduler = "none" };
+        ReportSummary sum;
+        _cleanup_(plan_freep) Plan *plan = NULL;
+        Fixture c;
+
+        fixture_setup(&c, &d, "hw.conf", "*", "max_sectors_kb = 4096\n");
+        plan = run(&c, "sdz", 0, &sum);
+        assert_int_equal(fixture_action(plan, "max_sectors_kb")->outcome, OUTCOME_REFUSED);
+        assert_non_null(strstr(fixture_action(plan, "max_sectors_kb")->reason, "above max_hw_sectors_kb (2048)"));
+        assert_int_equal(c.k->n_writes, 0);
+        assert_int_equal(sum.failed, 0);
+        fixture_teardown(&c);
+}
+
 DEFINE_TEST_MAIN(NULL, NULL)
