@@ -126,6 +126,12 @@ void uevent_handle_kernel(UeventMonitor *u, const char *action, const char *name
                 return;
         if (!c || policy_needs_udev(c->policy) || !disk_name_is_valid(name))
                 return;
+        /* Whether a dm device's change changes anything, udev's rules tell (its event's marks). */
+        if (streq(action, "change") && startswith(name, "dm-")) {
+                log_debug("%s: kernel uevent change of a device-mapper device: udev's event tells "
+                          "whether it changes anything", name);
+                return;
+        }
         log_debug("%s: kernel uevent %s", name, action);
         uevent_count_kernel_event(u);
         d = uevent_disk(u, name);
@@ -152,6 +158,8 @@ void uevent_handle_udev(UeventMonitor *u, const char *action, const char *name, 
                 log_debug("Ignoring event for a device with an invalid name.");
                 return;
         }
+        if (streq(action, "change") && disk_event_changes_nothing(name, props ? *props : NULL))
+                return;
         log_debug("%s: uevent %s", name, action);
         d = manager_find_disk(m, name);
         if (streq(action, "remove")) {

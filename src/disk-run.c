@@ -2,7 +2,23 @@
 #include <assert.h>
 
 #include "disk-run.h"
+#include "log.h"
 #include "util.h"
+
+static const char *props_get(const char *key, void *userdata) {
+        return udev_props_get(userdata, key);
+}
+
+bool disk_event_changes_nothing(const char *name, const UdevProps *props) {
+        const char *why;
+
+        assert(name);
+        if (!props || !startswith(name, "dm-") ||
+            !stack_event_is_no_change(props_get, (void *) props, &why))
+                return false;
+        log_debug("%s: change event left alone: %s.", name, why);
+        return true;
+}
 
 DiskRun *disk_run_free(DiskRun *run) {
         if (!run)

@@ -37,6 +37,19 @@ typedef struct DiskRun {
         unsigned notes;         /* report_notes() */
 } DiskRun;
 
+/**
+ * disk_event_changes_nothing() - whether udev's change event of a disk is one to leave alone
+ * @name: the disk's kernel name
+ * @props: the event's properties (udev's, after its rules), NULL for none
+ *
+ * A device-mapper device's change event that device-mapper's or multipath-tools' rules mark as
+ * changing nothing (stack_event_is_no_change(): a path failing and coming back makes a burst of
+ * them) causes no read and no write: said once at debug level, here.
+ *
+ * Return: true when the event is to be left alone.
+ */
+bool disk_event_changes_nothing(const char *name, const UdevProps *props);
+
 DiskRun *disk_run_free(DiskRun *run);
 DEFINE_TRIVIAL_CLEANUP_FUNC(DiskRun *, disk_run_free);
 

@@ -116,20 +116,27 @@ bool stack_role_is_multipath(StackRole r) {
 bool stack_event_is_no_change(StackPropertyGet get, void *userdata, const char **ret_why) {
         static const struct {
                 const char *key, *value, *why;
+                bool prefix;
         } marks[] = {
                 { "DM_UDEV_DISABLE_OTHER_RULES_FLAG", "1",
                   "device-mapper's rules keep other rules off this event (no table, suspended or not usable)" },
                 { "MPATH_UNCHANGED", "1", "multipath: a reload that changes nothing of the map" },
                 { "MPATH_DEVICE_READY", "0", "multipath: the map has no usable path or is suspended" },
                 { "DM_SUSPENDED", "1", "device-mapper: the device is suspended" },
+                /* multipathd's PATH_FAILED and PATH_REINSTATED: 11-dm-mpath.rules sets
+                 * MPATH_UNCHANGED=1 for them too, but only since multipath-tools 0.8.8. */
+                { "DM_ACTION", "PATH_", "multipath: a path of the map failed or came back", true },
         };
 
         assert(get);
-        for (size_t i = 0; i < ELEMENTSOF(marks); i++)
-                if (streq_ptr(get(marks[i].key, userdata), marks[i].value)) {
+        for (size_t i = 0; i < ELEMENTSOF(marks); i++) {
+                const char *v = get(marks[i].key, userdata);
+
+                if (v && (marks[i].prefix ? !!startswith(v, marks[i].value) : streq(v, marks[i].value))) {
                         if (ret_why)
                                 *ret_why = marks[i].why;
                         return true;
                 }
+        }
         return false;
 }

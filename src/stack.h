@@ -125,7 +125,8 @@ typedef const char *(*StackPropertyGet)(const char *key, void *userdata);
  * DM_UDEV_DISABLE_OTHER_RULES_FLAG=1 (no table yet, suspended, a map multipath-tools does not
  * consider usable), MPATH_UNCHANGED=1 (a reload that changes nothing of the device: a path
  * failed or came back, multipathd reloaded the map), MPATH_DEVICE_READY=0 (a map without a
- * usable path, or suspended) and DM_SUSPENDED=1. A path's failure and return makes a burst of
+ * usable path, or suspended), DM_SUSPENDED=1 and multipathd's DM_ACTION=PATH_FAILED or
+ * PATH_REINSTATED (marked MPATH_UNCHANGED=1 too since 0.8.8). A path's failure and return makes a burst of
  * them. Writing the scheduler of a map that queues I/O for want of a path would also wait
  * (freezing the queue waits for that I/O) until a path comes back.
  *

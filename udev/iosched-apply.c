@@ -237,6 +237,8 @@ static int apply_one(Sysfs *s, const Policy *policy, const char *name, bool list
         by_udev = udev_event_is_for(n);
         if (by_udev && udev_props_from_strv(environ, &props) < 0)
                 return log_oom();
+        if (by_udev && streq_ptr(getenv("ACTION"), "change") && disk_event_changes_nothing(n, props))
+                return 0;
         /* Under udev, a disk at its policy costs no look for other writers (the files of
          * udev's rules directories and more): only owner.defer needs them before planning. */
         if (!by_udev || (load.attrs & ATTR_BIT(ATTR_OWNER_DEFER)))

@@ -286,6 +286,25 @@ expect_exit 0 "$A" --root "$root" --config "$ioconf" fake0 fake1
 [ "$(grep -c "not applicable" "$TEST_TMP/err")" = 1 ] || fail "not applicable is not said once: $err"
 rm -r "$root/proc" "$root/sys/fs"
 
+log "under udev: a dm device's change event that multipath marks as changing nothing is left alone"
+fake_disk dm-0
+dmconf=$TEST_TMP/dm.conf
+printf '[rule dm]\nmatch.name = dm-*\nnr_requests = 32\n' >"$dmconf"
+before=$(tree_sum)
+for mark in MPATH_UNCHANGED=1 DM_UDEV_DISABLE_OTHER_RULES_FLAG=1 MPATH_DEVICE_READY=0 DM_SUSPENDED=1 \
+        DM_ACTION=PATH_FAILED; do
+        expect_exit 0 env ACTION=change SUBSYSTEM=block DEVPATH=/devices/virtual/block/dm-0 "$mark" \
+                "$A" --root "$root" --config "$dmconf" -v dm-0
+        [ "$(tree_sum)" = "$before" ] || fail "$mark: dm-0 was written"
+        grep -q "dm-0: change event left alone: " "$TEST_TMP/err" || fail "$mark: no debug line: $err"
+        ! grep -v "change event left alone" "$TEST_TMP/err" | grep -q dm-0 || fail "$mark: dm-0 was read: $err"
+done
+# ...but its other events are acted on
+expect_exit 0 env ACTION=change SUBSYSTEM=block DEVPATH=/devices/virtual/block/dm-0 MPATH_DEVICE_READY=1 \
+        "$A" --root "$root" --config "$dmconf" dm-0
+[ "$(cat "$root/sys/class/block/dm-0/queue/nr_requests")" = 32 ] ||
+        fail "dm-0's change event that changes something was not acted on"
+
 log "under udev: a disk gone before it could be read is not an error"
 expect_exit 0 env ACTION=add SUBSYSTEM=block SEQNUM=1 DEVPATH=/devices/virtual/block/gone0 \
         "$A" --root "$root" --config "$conf" gone0

@@ -141,6 +141,42 @@ TEST(refresh) {
         world_free(w);
 }
 
+/* A dm device's change events that device-mapper's or multipath-tools' rules mark as changing
+ * nothing queue no job (no read, no write); its other events do, and so do the same marks on a
+ * disk that is no dm device. The kernel's change of a dm device waits for udev's. */
+TEST(dm_events_that_change_nothing) {
+        static const char *const marks[] = {
+                "MPATH_UNCHANGED=1", "DM_UDEV_DISABLE_OTHER_RULES_FLAG=1", "MPATH_DEVICE_READY=0",
+                "DM_SUSPENDED=1", "DM_ACTION=PATH_REINSTATED",
+        };
+        World *w = world_ran(N_DISKS, SETTINGS);
+        UeventMonitor *u = w->m->uevent;
+        _cleanup_(udev_props_freep) UdevProps *props = NULL;
+
+        for (size_t i = 0; i < ELEMENTSOF(marks); i++) {
+                props = props_of(marks[i]);
+                uevent_handle_udev(u, "change", "dm-0", NULL, &props);
+                props = udev_props_free(props);
+                if (w->n_submitted != 0)
+                        fail_msg("%s: a job was queued", marks[i]);
+                assert_null(manager_find_disk(w->m, "dm-0"));
+        }
+        uevent_handle_kernel(u, "change", "dm-0");
+        assert_int_equal(w->n_submitted, 0);
+
+        props = props_of("MPATH_DEVICE_READY=1");
+        uevent_handle_udev(u, "change", "dm-0", NULL, &props);
+        assert_int_equal(w->n_submitted, 1);
+        props = udev_props_free(props);
+        world_run_all(w);
+
+        props = props_of("MPATH_UNCHANGED=1");
+        uevent_handle_udev(u, "change", "loop1", NULL, &props);
+        assert_int_equal(submitted_count_for(w, world_disk(w, "loop1")), 1);
+        world_run_all(w);
+        world_free(w);
+}
+
 /* A burst of kernel uevents: disks being created. Their kernel "add" acts at once; a later
  * kernel "change" and udev's events are held, with udev's properties, and each held disk is
  * read in full and applied once UEVENT_BURST_QUIET_USEC pass without a kernel uevent. */

@@ -181,6 +181,9 @@ TEST(event_no_change) {
         /* A map without a usable path, as 56-dm-mpath.rules marks it. */
         char *not_ready[] = { (char *) "DM_UUID=mpath-iosdmmp", (char *) "MPATH_DEVICE_READY=0", NULL };
         char *suspended[] = { (char *) "DM_SUSPENDED=1", NULL };
+        /* multipath-tools before 0.8.8: a reinstated path without MPATH_UNCHANGED. */
+        char *reinstated[] = { (char *) "DM_ACTION=PATH_REINSTATED", (char *) "MPATH_DEVICE_READY=1", NULL };
+        char *other_action[] = { (char *) "DM_ACTION=RESIZE", NULL };
         /* A path's own event, and an LVM volume's. */
         char *path_add[] = { (char *) "DM_MULTIPATH_DEVICE_PATH=1", (char *) "SYSTEMD_READY=0", NULL };
         char *lv[] = { (char *) "DM_UUID=LVM-x", (char *) "DM_SUSPENDED=0", (char *) "DM_UDEV_RULES=1", NULL };
@@ -200,6 +203,9 @@ TEST(event_no_change) {
         assert_non_null(strstr(why, "no usable path"));
         assert_true(stack_event_is_no_change(get_env, suspended, &why));
         assert_non_null(strstr(why, "suspended"));
+        assert_true(stack_event_is_no_change(get_env, reinstated, &why));
+        assert_non_null(strstr(why, "came back"));
+        assert_false(stack_event_is_no_change(get_env, other_action, NULL));
 }
 
 DEFINE_TEST_MAIN(NULL, NULL)
