@@ -38,6 +38,7 @@ typedef struct Desired {
 typedef struct DiskInfo {
         char *path;
         char *name, *transport, *model, *serial, *wwn, *last_error;
+        char *role, *dm_kind, *upper;   /* Stack */
         bool rotational;
         uint32_t queues;
         uint64_t last_applied;
@@ -74,6 +75,9 @@ static void disk_info_done(DiskInfo *d) {
         strv_free(d->mismatched);
         strv_free(d->holds);
         other_writers_done(&d->writers);
+        free(d->role);
+        free(d->dm_kind);
+        free(d->upper);
         for (size_t i = 0; i < d->n_desired; i++) {
                 free(d->desired[i].key);
                 free(d->desired[i].value);
@@ -247,6 +251,24 @@ static int read_holds(sd_bus_message *m, DiskInfo *d) {
         return r < 0 ? r : sd_bus_message_exit_container(m);
 }
 
+static int read_stack(sd_bus_message *m, DiskInfo *d) {
+        const char *role, *kind, *upper;
+        int r = sd_bus_message_read(m, "(sss)", &role, &kind, &upper);
+
+        if (r < 0)
+                return r;
+        if (free_and_strdup(&d->role, role) < 0 || free_and_strdup(&d->dm_kind, kind) < 0 ||
+            free_and_strdup(&d->upper, upper) < 0)
+                return -ENOMEM;
+        return 0;
+}
+
+/* "multipath-path of dm-0", "dm LVM", "disk": the role as status and explain show it. */
+static char *stack_text(const DiskInfo *d) {
+        return strdup_printf("%s%s%s%s%s", d->role ?: "-", d->dm_kind && *d->dm_kind ? " " : "",
+                             strempty(d->dm_kind), d->upper && *d->upper ? " of " : "", strempty(d->upper));
+}
+
 /* The value of one property, the variant entered; properties not shown are skipped. */
 static int read_disk_prop(sd_bus_message *m, const char *name, const char *contents, DiskInfo *d) {
         int p = bus_property_from_name(BUS_OBJECT_DISK, name);
@@ -261,6 +283,8 @@ static int read_disk_prop(sd_bus_message *m, const char *name, const char *conte
                 return read_bool(m, &d->rotational);
         case BUS_DISK_OTHER_WRITERS:
                 return read_writers(m, d);
+        case BUS_DISK_STACK:
+                return read_stack(m, d);
         case BUS_DISK_QUEUES:
                 return sd_bus_message_read_basic(m, 'u', &d->queues);
         case BUS_DISK_LAST_APPLIED:
@@ -498,8 +522,8 @@ static int verb_status(sd_bus *bus, char **args) {
                 return r;
 
         if (!arg.json && arg.legend)
-                printf("%-12s %-9s %-12s %8s %7s %10s %-16s %-19s %s\n", "DISK", "TRANSPORT", "SCHEDULER",
-                       "WBT_USEC", "NR_REQ", "READ_AHEAD", "RULE", "LAST APPLIED", "ERROR");
+                printf("%-12s %-9s %-14s %-12s %8s %7s %10s %-16s %-19s %s\n", "DISK", "TRANSPORT", "ROLE",
+                       "SCHEDULER", "WBT_USEC", "NR_REQ", "READ_AHEAD", "RULE", "LAST APPLIED", "ERROR");
         if (arg.json)
                 fputc('[', stdout);
         for (size_t i = 0; i < n; i++) {
@@ -510,7 +534,9 @@ static int verb_status(sd_bus *bus, char **args) {
                 if (arg.json) {
                         fputs(i > 0 ? ",\n{" : "{", stdout);
                         const JsonMember m[] = {
-                                { "disk", d->name }, { "transport", d->transport },
+                                { "disk", d->name }, { "transport", d->transport }, { "role", d->role },
+                                { "dm", d->dm_kind && *d->dm_kind ? d->dm_kind : NULL },
+                                { "above", d->upper && *d->upper ? d->upper : NULL },
                                 { "scheduler", current_of(d, ATTR_SCHEDULER) } };
                         _cleanup_(freep) char *qos = iocost_line(d, ATTR_FILE_IOCOST_QOS);
                         _cleanup_(freep) char *model = iocost_line(d, ATTR_FILE_IOCOST_MODEL);
@@ -537,8 +563,8 @@ static int verb_status(sd_bus *bus, char **args) {
                         fputc('}', stdout);
                         continue;
                 }
-                printf("%-12s %-9s %-12s %8s %7s %10s %-16s %-19s %s\n", d->name, strna(d->transport),
-                       attr_text(d, ATTR_SCHEDULER), attr_text(d, ATTR_WBT_LAT_USEC),
+                printf("%-12s %-9s %-14s %-12s %8s %7s %10s %-16s %-19s %s\n", d->name, strna(d->transport),
+                       d->role ?: "-", attr_text(d, ATTR_SCHEDULER), attr_text(d, ATTR_WBT_LAT_USEC),
                        attr_text(d, ATTR_NR_REQUESTS), attr_text(d, ATTR_READ_AHEAD_KB),
                        rules && *rules ? rules : "-", time_text(d->last_applied, buf, sizeof(buf)),
                        d->last_error && *d->last_error ? d->last_error : "-");
@@ -586,10 +612,17 @@ static int verb_explain(sd_bus *bus, char **args) {
         if (arg.json) {
                 fputs("{\"disk\":", stdout);
                 json_string(stdout, d.name);
+                fputs(",\"role\":", stdout);
+                json_string(stdout, d.role);
                 fputs(",\"keys\":[", stdout);
-        } else if (arg.legend)
-                printf("%s (%s%s)\n%-24s %-14s %-14s %s\n", d.name, strna(d.transport),
-                       d.rotational ? ", rotational" : "", "KEY", "CURRENT", "DESIRED", "SET BY");
+        } else if (arg.legend) {
+                _cleanup_(freep) char *stack = stack_text(&d);
+
+                if (!stack)
+                        return log_oom();
+                printf("%s (%s%s, %s)\n%-24s %-14s %-14s %s\n", d.name, strna(d.transport),
+                       d.rotational ? ", rotational" : "", stack, "KEY", "CURRENT", "DESIRED", "SET BY");
+        }
 
         /* Every key of the attribute table, then the tunables: set by a file:line, or left
          * at what the kernel has. iocost keys only where the disk has a line or a rule sets them. */

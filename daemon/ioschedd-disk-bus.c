@@ -45,6 +45,17 @@ DEFINE_DISK_STRING_GETTER(property_get_name, o->name);
 DEFINE_DISK_STRING_GETTER(property_get_last_error, strempty(o->last_error));
 DEFINE_DISK_GETTER(property_get_last_applied, 't', uint64_t, o->last_applied);
 
+/* Stack: the role, the dm uuid's kind, the map or array above ("" for none or unknown). */
+DISK_GETTER(property_get_stack,
+        int r = sd_bus_message_open_container(reply, 'r', "sss");
+        if (r >= 0)
+                r = sd_bus_message_append_basic(reply, 's', stack_role_to_string(d->stack.role));
+        if (r >= 0)
+                r = sd_bus_message_append_basic(reply, 's', strempty(d->stack.dm_kind));
+        if (r >= 0)
+                r = sd_bus_message_append_basic(reply, 's', strempty(d->stack.upper));
+        return r < 0 ? r : sd_bus_message_close_container(reply);)
+
 static int append_pair(sd_bus_message *reply, const char *key, const char *value) {
         int r = sd_bus_message_open_container(reply, SD_BUS_TYPE_DICT_ENTRY, "ss");
 
@@ -279,6 +290,7 @@ static const BusPropertyImpl disk_properties[_BUS_PROPERTY_MAX] = {
         [BUS_DISK_ROTATIONAL] = { property_get_rotational, .fields = FIELD(DISK_FIELD_ROTATIONAL) },
         [BUS_DISK_REMOVABLE] = { property_get_removable, .fields = FIELD(DISK_FIELD_REMOVABLE) },
         [BUS_DISK_ZONED] = { property_get_zoned, .fields = FIELD(DISK_FIELD_ZONED) },
+        [BUS_DISK_STACK] = { property_get_stack, .fields = FIELD(DISK_FIELD_STACK) },
         [BUS_DISK_QUEUES] = { property_get_queues, .fields = FIELD(DISK_FIELD_QUEUES) },
         [BUS_DISK_SIZE_BYTES] = { property_get_size, .fields = FIELD(DISK_FIELD_SIZE) },
         [BUS_DISK_AVAILABLE_SCHEDULERS] = { property_get_schedulers, .fields = FIELD(DISK_FIELD_SCHEDULERS) },

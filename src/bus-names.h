@@ -54,6 +54,7 @@
         X(DISK, ROTATIONAL, "Rotational", "b", EMITS)                                           \
         X(DISK, REMOVABLE, "Removable", "b", EMITS)                                             \
         X(DISK, ZONED, "Zoned", "s", EMITS)                                                     \
+        X(DISK, STACK, "Stack", "(sss)", EMITS)                                                 \
         X(DISK, QUEUES, "Queues", "u", EMITS)                                                   \
         X(DISK, SIZE_BYTES, "SizeBytes", "t", EMITS)                                            \
         X(DISK, AVAILABLE_SCHEDULERS, "AvailableSchedulers", "as", EMITS)                       \

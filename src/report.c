@@ -70,9 +70,13 @@ void report_print_text(FILE *f, const Disk *d, const Plan *report, bool verbose)
         assert(f && report);
 
         if (d)
-                fprintf(f, "%s (%s%s, scheduler %s)\n", report->disk,
-                        transport_to_string(d->transport),
-                        d->rotational == 1 ? ", rotational" : "", d->scheduler ?: "n/a");
+                /* The stack role of a disk in one: "multipath-path of dm-0", "dm LVM". */
+                fprintf(f, "%s (%s%s%s%s%s%s%s%s, scheduler %s)\n", report->disk,
+                        transport_to_string(d->transport), d->rotational == 1 ? ", rotational" : "",
+                        d->stack.role != STACK_ROLE_DISK ? ", " : "",
+                        d->stack.role != STACK_ROLE_DISK ? stack_role_to_string(d->stack.role) : "",
+                        d->stack.dm_kind ? " " : "", strempty(d->stack.dm_kind), d->stack.upper ? " of " : "",
+                        strempty(d->stack.upper), d->scheduler ?: "n/a");
         else
                 fprintf(f, "%s\n", report->disk);
         if (report->n_actions == 0) {
@@ -181,6 +185,12 @@ void report_print_json(FILE *f, const Disk *d, const Plan *report, const char *n
                 fprintf(f, ",\"rotational\":%s,\"queues\":%u,\"scheduler\":",
                         d->rotational == 1 ? "true" : "false", d->nr_hw_queues);
                 json_string(f, d->scheduler);
+                fputs(",\"role\":", f);
+                json_string(f, stack_role_to_string(d->stack.role));
+                fputs(",\"dm\":", f);
+                json_string(f, d->stack.dm_kind);
+                fputs(",\"above\":", f);
+                json_string(f, d->stack.upper);
         }
         if (d && d->writers) {
                 fputs(",\"other_writers\":[", f);

@@ -305,6 +305,15 @@ expect_exit 0 env ACTION=change SUBSYSTEM=block DEVPATH=/devices/virtual/block/d
 [ "$(cat "$root/sys/class/block/dm-0/queue/nr_requests")" = 32 ] ||
         fail "dm-0's change event that changes something was not acted on"
 
+log "the stack role in --dry-run, text and JSON"
+mkdir -p "$root/sys/class/block/dm-0/dm"
+echo LVM-nBUnxiAfr4MNf >"$root/sys/class/block/dm-0/dm/uuid"
+expect_exit 0 "$A" --root "$root" --config "$dmconf" --dry-run dm-0
+grep -q "^dm-0 (dm, dm LVM, scheduler mq-deadline)$" "$TEST_TMP/out" || fail "dry-run's role: $out"
+expect_exit 0 "$A" --root "$root" --config "$dmconf" --dry-run --json dm-0
+python3 -c 'import json,sys; d=json.loads(sys.argv[1]); assert (d["role"], d["dm"], d["above"]) == ("dm", "LVM", None), d' "$out" ||
+        fail "--json's role: $out"
+
 log "under udev: a disk gone before it could be read is not an error"
 expect_exit 0 env ACTION=add SUBSYSTEM=block SEQNUM=1 DEVPATH=/devices/virtual/block/gone0 \
         "$A" --root "$root" --config "$conf" gone0

@@ -15,13 +15,14 @@ ioschedd_start --config-root "$root" --no-monitor
 ctl() { "$IOSCHEDCTL" --no-ask-password "$@"; }
 
 # status: a table with the disk, and JSON that a JSON parser takes.
-ctl status | has -E "^$a +loop +mq-deadline +[0-9off-]+ +32 +[0-9]+ +test " || fail "status: $(ctl status | grep "$a ")"
+ctl status | has -E "^$a +loop +disk +mq-deadline +[0-9off-]+ +32 +[0-9]+ +test " || fail "status: $(ctl status | grep "$a ")"
 ctl status --json >"$TEST_TMP/status.json"
-python3 -c 'import json,sys; d=[x for x in json.load(open(sys.argv[1])) if x["disk"]==sys.argv[2]][0]; assert d["nr_requests"]==32 and d["rules"]==["test"] and d["scheduler"]=="mq-deadline", d' \
+python3 -c 'import json,sys; d=[x for x in json.load(open(sys.argv[1])) if x["disk"]==sys.argv[2]][0]; assert d["nr_requests"]==32 and d["rules"]==["test"] and d["scheduler"]=="mq-deadline" and d["role"]=="disk" and d["dm"] is None, d' \
         "$TEST_TMP/status.json" "$a" || fail "status --json: $(cat "$TEST_TMP/status.json")"
 
 # explain: the file:line of each set key, "kernel default" for the others.
 out=$(ctl explain "$a")
+echo "$out" | has -E "^$a \\(loop(, rotational)?, disk\\)$" || fail "explain's first line: $out"
 echo "$out" | has -E "^nr_requests +32 +32 +$conf:5 \\(rule test\\)$" || fail "explain nr_requests: $out"
 echo "$out" | has -E "^iosched.fifo_batch +8 +8 +$conf:4 \\(rule test\\)$" || fail "explain fifo_batch: $out"
 echo "$out" | has -E "^read_ahead_kb +[0-9]+ +- +kernel default$" || fail "explain read_ahead_kb: $out"

@@ -153,6 +153,31 @@ TEST(other_writers) {
         world_free(w);
 }
 
+/* Stack: loop1 below a multipath map is a path of it, loop0 a whole disk. */
+TEST(stack) {
+        World *w = world_ran(2, SETTINGS);
+
+        assert_int_equal(fake_write(w->k, "sys/class/block/dm-7/dm/uuid", "mpath-3600a0b80"), 0);
+        assert_int_equal(fake_write(w->k, "sys/class/block/loop1/holders/dm-7", ""), 0);
+        assert_int_equal(manager_reload(w->m, NULL, NULL), 0);
+        world_run_all(w);
+        world_connect_bus(w);
+        for (unsigned i = 0; i < 2; i++) {
+                _cleanup_(freep) char *path = strdup_printf(BUS_DISK_PATH_PREFIX "/loop%u", i);
+                _cleanup_(sd_bus_message_unrefp) sd_bus_message *reply = NULL;
+                const char *sig = bus_property(BUS_DISK_STACK)->signature, *role, *kind, *upper;
+
+                reply = world_call(w, path, "org.freedesktop.DBus.Properties", "Get", "ss", BUS_DISK_INTERFACE,
+                                   bus_property_name(BUS_DISK_STACK));
+                assert_int_equal(sd_bus_message_enter_container(reply, 'v', sig), 1);
+                assert_int_equal(sd_bus_message_read(reply, sig, &role, &kind, &upper), 1);
+                assert_string_equal(role, i == 0 ? "disk" : "multipath-path");
+                assert_string_equal(kind, "");
+                assert_string_equal(upper, i == 0 ? "" : "dm-7");
+        }
+        world_free(w);
+}
+
 /* GetManagedObjects: each published disk with its one interface, the properties equal to
  * sd-bus's own GetAll (names, order, types, values). */
 TEST(managed_objects) {
