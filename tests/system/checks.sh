@@ -929,12 +929,19 @@ checks_run() {
 	fi
 	guest_reboot || die "no boot after the install"
 	boot_record with
+	# Disk names of boot 1 need not be this boot's (SCSI disks are named in the order they come).
+	disks_probe || die "cannot list the guest's disks"
 	# This file's checks, then fleet.sh's (deploy/: after apt_purge, they install it their way).
 	# IOSCHED_SYSTEM_CHECKS=REGEX (grep -E, whole name) runs only the checks it matches.
 	for name in $(sed -n 's/^check_\([a-z0-9_]*\)() {$/\1/p' "$system_dir/checks.sh" "$system_dir/fleet.sh" |
 		grep -xE "${IOSCHED_SYSTEM_CHECKS:-.*}"); do
 		check_failed=0
 		check_skipped=0
+		if [ -z "$qemu_pid" ]; then
+			echo "FAIL $name ($kernel_name): not run, the guest is down"
+			total_failed=$((total_failed + 1))
+			continue
+		fi
 		log "check $name"
 		"check_$name" >"$tmp/check.out" 2>&1 || check_failed=1
 		cat "$tmp/check.out"

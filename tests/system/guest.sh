@@ -136,11 +136,26 @@ guest_start() {
 	guest_qemu_args
 	qemu-system-x86_64 "${qemu_args[@]}" >"$tmp/qemu-$kernel_name.log" 2>&1 &
 	qemu_pid=$!
-	qmp_start || { log "no QMP greeting from QEMU"; return 1; }
-	guest_wait_ready || return 1
+	qmp_start || { log "no QMP greeting from QEMU"; guest_down; return 1; }
+	guest_wait_ready || { guest_down; return 1; }
 	# The root must hold this kernel's modules, or udev loads no driver (and nothing says so).
 	guest '[ -d "/lib/modules/$(uname -r)/kernel" ]' ||
-		{ log "the guest's root has no /lib/modules for its kernel"; return 1; }
+		{ log "the guest's root has no /lib/modules for its kernel"; guest_down; return 1; }
+}
+
+# guest_down: a boot that failed ends its QEMU; from then on guest() fails at once (no agent
+# to wait 300 s for at every command: after one failed reboot the checks that followed took
+# 5400 s of CI's time) and checks_run fails the remaining checks of that kernel unrun.
+guest_down() {
+	guest_console_tail
+	if [ -n "$qemu_pid" ]; then
+		kill -9 "$qemu_pid" 2>/dev/null || true
+		wait "$qemu_pid" 2>/dev/null || true
+	fi
+	qemu_pid=
+	exec {agent_w}>&- {agent_r}<&- {mon_w}>&- {mon_r}<&-
+	guest_boot_id=
+	guest_ready_seen=
 }
 
 # guest_wait_ready: wait for the agent's "@@READY BOOT_ID" (a new boot id after a reboot);
@@ -165,8 +180,8 @@ guest_wait_ready() {
 			line=
 		else
 			line+=$part
-			kill -0 "$qemu_pid" 2>/dev/null || { log "QEMU exited during boot"; guest_console_tail; return 1; }
-			[ $SECONDS -lt $deadline ] || { log "no agent after ${boot_timeout}s"; guest_console_tail; return 1; }
+			kill -0 "$qemu_pid" 2>/dev/null || { log "QEMU exited during boot"; return 1; }
+			[ $SECONDS -lt $deadline ] || { log "no agent after ${boot_timeout}s"; return 1; }
 		fi
 	done
 }
@@ -185,6 +200,7 @@ guest() {
 		shift 2
 	fi
 	local deadline=$((SECONDS + t)) out=
+	[ -n "$qemu_pid" ] || { log "no guest for: $*"; return 124; }
 	agent_seq=$((agent_seq + 1))
 	id=$agent_seq
 	printf '%s %s\n' "$id" "$(printf '%s' "$*" | base64 -w0)" >&"$agent_w"
