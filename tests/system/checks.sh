@@ -548,6 +548,143 @@ check_mpath_evidence() {
 	[ "$(grep -cE 'issued [1-9]' <<<"$out")" -ge 2 ] || bad "no path issued the map's requests"
 }
 
+# Each device of the stacks as iosched sees it (iosched-apply --dry-run --json, shipped policy):
+# its role; the map at its policy (multipath-map-rotational: mq-deadline, nothing to write), the
+# paths left alone (no rule), the NVMe head's scheduler not applicable (its paths are hidden:
+# no dev, which iosched's loader needs; not read); ioschedctl status shows
+# the role. Then a policy setting blk-mq's keys on the md array, the LVM volume and the NVMe head,
+# applied for real: every key "not applicable", nothing changed, nothing failed (exit 0).
+check_stacks_policy() {
+	local json out map devs
+	[ -s "$tmp/stacks.txt" ] || stacks_probe || { bad "cannot list the stacks"; return; }
+	map=$(stack_of mpath-map)
+	# The NVMe paths are hidden (no dev, no device node): iosched does not read them (yet).
+	devs=$(awk '$1 != "nvme-path" { print $2 }' "$tmp/stacks.txt" | tr '\n' ' ')
+	json=$(guest "/usr/libexec/iosched-apply --dry-run --json $devs") || bad "iosched-apply --dry-run failed: $json"
+	out=$(python3 - "$tmp/stacks.txt" "$json" <<'PY'
+import json, sys
+what = dict(l.split()[::-1] for l in open(sys.argv[1]) if l.strip() and not l.startswith("nvme-path "))
+objs = [json.loads(l) for l in sys.argv[2].splitlines() if l.startswith("{")]
+want_role = {"mpath-map": "multipath-map", "mpath-path": "multipath-path", "nvme-head": "nvme-head",
+             "nvme-path": "nvme-path", "md": "md", "md-member": "md-member", "lv": "dm", "lv-pv": "disk"}
+for o in objs:
+    w = what.get(o["disk"], "?")
+    acts = {a["key"]: a for a in o["actions"]}
+    print("%-10s %-10s role=%s dm=%s above=%s %s" % (w, o["disk"], o.get("role"), o.get("dm"), o.get("above"),
+          " ".join("%s:%s(%s)" % (k, a["outcome"], a["reason"]) for k, a in acts.items()) or "no rule"))
+    bad = []
+    if o.get("role") != want_role.get(w):
+        bad.append("role %s, want %s" % (o.get("role"), want_role.get(w)))
+    if any(a["outcome"] in ("would-write", "failed") for a in acts.values()):
+        bad.append("not at its policy")
+    if w == "mpath-map" and (o.get("dm") != "mpath" or acts.get("scheduler", {}).get("outcome") != "skipped"
+                             or acts["scheduler"]["rule"] != "multipath-map-rotational"):
+        bad.append("the map is not at multipath-map-rotational's mq-deadline")
+    if w == "mpath-path" and acts:
+        bad.append("a rule sets keys of a path")
+    if w == "nvme-head" and "not applicable: bio-based" not in acts.get("scheduler", {}).get("reason", ""):
+        bad.append("the head's scheduler is not 'not applicable'")
+    if w == "lv" and o.get("dm") != "LVM":
+        bad.append("dm kind %s, want LVM" % o.get("dm"))
+    for b in bad:
+        print("BAD %s %s: %s" % (w, o["disk"], b))
+if len(objs) != len(what):
+    print("BAD %d reports for %d devices" % (len(objs), len(what)))
+PY
+	)
+	echo "$out" | grep -v '^BAD' | sed 's/^/  /'
+	while read -r _ line; do bad "$line"; done < <(grep '^BAD' <<<"$out")
+	out=$(guest "ioschedctl status | awk '\$1 == \"$map\" { print \$3 }'")
+	[ "$out" = multipath-map ] || bad "ioschedctl status: the map's role is '$out'"
+
+	out=$(guest "printf '[rule system-test-bio]\nmatch.role = dm|md|nvme-head\nscheduler = mq-deadline\nnr_requests = 64\nwbt_lat_usec = off\n' >/tmp/system-test-bio.conf
+		/usr/libexec/iosched-apply --config /tmp/system-test-bio.conf --json $(stack_of md) $(stack_of lv) $(stack_of nvme-head); echo \"exit \$?\"
+		rm -f /tmp/system-test-bio.conf")
+	python3 -c '
+import json, sys
+objs = [json.loads(l) for l in sys.argv[1].splitlines() if l.startswith("{")]
+acts = [(o["disk"], a) for o in objs for a in o["actions"]]
+for d, a in acts:
+    print("  %s %s: %s (%s)" % (d, a["key"], a["outcome"], a["reason"]))
+assert len(objs) == 3 and len(acts) == 9, "%d reports, %d actions" % (len(objs), len(acts))
+assert all(a["outcome"] == "unsupported" and "not applicable: bio-based" in a["reason"] for d, a in acts), "an action is not \"not applicable\""
+' "$out" || bad "blk-mq keys on bio-based devices: $out"
+	grep -qx "exit 0" <<<"$out" || bad "iosched-apply on the bio-based devices: $(tail -n1 <<<"$out")"
+}
+
+# Events of a multipath map: multipathd fails a path and reinstates it (change events of the map
+# that 11-dm-mpath.rules marks DM_ACTION=PATH_*, MPATH_UNCHANGED=1): ioschedd opens no file of
+# the map meanwhile (strace of the daemon, -y: every fd's path), where a control (ioschedctl
+# apply of the map) does. Then a path unplugged and plugged again (device_del, device_add on
+# QEMU's monitor), with a drop-in giving paths "none": the new path gets it at its add event
+# (multipath-tools' mark, before the map holds it), the map keeps mq-deadline.
+check_stacks_events() {
+	local map p out before gone stayed since
+	stacks_probe || { bad "cannot list the stacks"; return; }
+	map=$(stack_of mpath-map)
+	p=$(stack_of mpath-path | head -n1)
+	out=$(guest -t 300 "pid=\$(systemctl show -P MainPID ioschedd.service)
+		[ \"\$pid\" -gt 0 ] || { echo 'ioschedd is not running'; exit 1; }
+		trace() { strace -f -qq -y -e trace=openat,write -e signal=none -o /tmp/stk.strace -p \$pid & st=\$!; sleep 1; }
+		count() { kill \$st; wait \$st 2>/dev/null; grep -cE '${map}[/>\"]' /tmp/stk.strace || true; }
+		udevadm settle
+		udevadm monitor --udev --property --subsystem-match=block >/tmp/stk.mon & mon=\$!
+		trace
+		multipathd fail path $p >/dev/null; sleep 1; udevadm settle
+		multipathd reinstate path $p >/dev/null; sleep 1; udevadm settle; sleep 2
+		echo \"opens of $map during the events: \$(count)\"
+		kill \$mon
+		awk -v m='/$map (block)' '/^UDEV/ { ev = (\$3 == \"change\" && index(\$0, m) > 0) } ev && /^(DM_ACTION|MPATH_UNCHANGED|MPATH_DEVICE_READY|DM_UDEV_DISABLE_OTHER_RULES_FLAG|DM_SUSPENDED)=/ { print \"  mark \" \$0 }
+			/^UDEV/ && \$3 == \"change\" && index(\$0, m) > 0 { n++ } END { print \"change events of $map: \" n + 0 }' /tmp/stk.mon
+		trace
+		ioschedctl apply $map >/dev/null
+		echo \"opens of $map by ioschedctl apply (control): \$(count)\"
+		rm -f /tmp/stk.strace /tmp/stk.mon") || bad "tracing the daemon failed"
+	echo "$out" | sed 's/^/  /'
+	[ "$(sed -n 's/^opens of .* during the events: //p' <<<"$out")" = 0 ] || bad "ioschedd opened files of the map for events that change nothing"
+	[ "$(sed -n 's/^change events of .*: //p' <<<"$out")" -ge 2 ] 2>/dev/null || bad "multipathd made no change events of the map"
+	grep -q "mark MPATH_UNCHANGED=1" <<<"$out" || bad "no change event of the map was marked MPATH_UNCHANGED=1"
+	[ "$(sed -n 's/^opens of .* (control): //p' <<<"$out")" -gt 0 ] 2>/dev/null || bad "the control saw no open of the map: the count means nothing"
+
+	# A path unplugged and plugged again.
+	before=$(guest "ls /sys/block/$map/slaves | sort | tr '\n' ' '")
+	guest "mkdir -p /etc/iosched.d && printf '[rule system-test-paths]\nmatch.role = multipath-path\nscheduler = none\n' >/etc/iosched.d/50-system-test-paths.conf && ioschedctl reload" >/dev/null ||
+		bad "cannot add the paths' drop-in"
+	out=$(qmp '{"execute": "human-monitor-command", "arguments": {"command-line": "device_del mpath1"}}')
+	[ "$out" = '{"return": ""}' ] || bad "device_del: $out"
+	gone=$(guest "for i in \$(seq 60); do
+			[ \$(ls /sys/block/$map/slaves | wc -l) = 1 ] && break; sleep 1
+		done
+		for s in $before; do [ -e /sys/block/$map/slaves/\$s ] || echo \$s; done")
+	[ -n "$gone" ] || { bad "no path left the map after device_del"; return; }
+	stayed=$(tr ' ' '\n' <<<"$before" | grep -vx "$gone" | grep . | head -n1)
+	since=$(guest 'date +%s')
+	for _ in 1 2 3 4 5; do
+		out=$(qmp '{"execute": "human-monitor-command", "arguments": {"command-line": "device_add '"$(guest_mpath_path 1)"'"}}')
+		[ "$out" = '{"return": ""}' ] && break
+		sleep 2
+	done
+	[ "$out" = '{"return": ""}' ] || bad "device_add: $out"
+	out=$(guest -t 180 "for i in \$(seq 120); do
+			[ \$(ls /sys/block/$map/slaves | wc -l) = 2 ] && break; sleep 1
+		done
+		udevadm settle
+		for s in \$(ls /sys/block/$map/slaves); do
+			[ \$s != $stayed ] || continue
+			sleep 2
+			echo \"new path \$s: \$(cat /sys/block/\$s/queue/scheduler); \$(ioschedctl status | awk -v s=\$s '\$1 == s { print \$3 }')\"
+			journalctl -o cat --since @$since SYSLOG_IDENTIFIER=ioschedd | grep \"^\$s: scheduler\" | tail -n1
+		done
+		echo \"map $map: \$(cat /sys/block/$map/queue/scheduler)\"
+		rm -f /etc/iosched.d/50-system-test-paths.conf; ioschedctl reload >/dev/null")
+	echo "  removed $gone" && echo "$out" | sed 's/^/  /'
+	grep -qE '^new path [a-z]+: .*\[none\].*; multipath-path$' <<<"$out" || bad "the path plugged again did not get the paths' policy"
+	grep -qE "^[a-z]+: scheduler [a-z-]+ -> none \(rule system-test-paths, " <<<"$out" ||
+		bad "no journal line of the new path's change"
+	grep -qE "^map $map: .*\[mq-deadline\]" <<<"$out" || bad "the map lost its policy"
+	stacks_probe || bad "cannot list the stacks again"
+}
+
 # ---------------------------------------------------------------- iocost (issue 11)
 # On the NVMe disk (cgroup v2 with io in the guest): a drop-in with user qos and a user model.
 # The values as the kernel prints them (two-decimal percentages, model=linear) follow.
