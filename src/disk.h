@@ -100,6 +100,8 @@ typedef struct Disk {
         int64_t diskseq;        /* the device instance (Linux 5.15+); 0 unknown */
         char *devpath;          /* below /sys, resolved */
         bool partition;
+        bool hidden;            /* a hidden disk (an NVMe multipath path, nvme0c0n1): a queue, no
+                                 * device number (devnum NULL), no node */
 
         /* Identity: udev's properties when udev knows the disk, sysfs otherwise. */
         char *model, *vendor, *serial, *wwn;

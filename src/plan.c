@@ -458,6 +458,9 @@ static int decide(const Disk *d, const Resolved *res, const Setting *s, const ch
                                     "not applicable: bio-based queue (%s%s%s), the queues below it schedule its I/O",
                                     stack_role_to_string(d->stack.role), d->stack.dm_kind ? " " : "",
                                     strempty(d->stack.dm_kind));
+        /* io.cost.* lines are keyed by the device number, which a hidden disk has not. */
+        if (!d->devnum && s->attr->file != ATTR_FILE_QUEUE && s->attr->file != ATTR_FILE_NONE)
+                return set_decision(a, ACTION_UNSUPPORTED, "not applicable: a hidden disk has no device number");
         /* multipath-tools sets max_sectors_kb of a map and its paths as it builds the map, and a
          * request built for the map's limit that a path refuses fails (multipath.conf(5)). */
         if (s->attr->id == ATTR_MAX_SECTORS_KB && stack_role_is_multipath(d->stack.role))

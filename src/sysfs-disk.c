@@ -124,7 +124,8 @@ static void load_queue_attrs(Sysfs *s, Disk *d) {
 }
 
 static int load_iocost_lines(Sysfs *s, Disk *d) {
-        if (!(d->load.attrs & ATTR_IOCOST_BITS_MASK))
+        /* The lines are keyed by MAJ:MIN: a hidden disk has none (the states stay unread). */
+        if (!(d->load.attrs & ATTR_IOCOST_BITS_MASK) || !d->devnum)
                 return 0;
         for (AttrFile f = ATTR_FILE_IOCOST_MODEL; f <= ATTR_FILE_IOCOST_QOS; f++)
                 if (sysfs_read_iocost(s, d->name, d->devnum, f, &d->iocost[f]) == -ENOMEM)
@@ -136,7 +137,7 @@ static int load_iocost_lines(Sysfs *s, Disk *d) {
  * half-read disk. del_gendisk() removes queue/ first and "dev" last: a disk with "dev" but
  * without queue/ is being deleted. */
 static int check_still_there(Sysfs *s, const Disk *d) {
-        if (!sysfs_disk_has(s, d->name, "queue") || !sysfs_disk_has(s, d->name, "dev"))
+        if (!sysfs_disk_has(s, d->name, "queue") || !sysfs_disk_has(s, d->name, d->hidden ? "hidden" : "dev"))
                 return -ENODEV;
         return 0;
 }
@@ -363,10 +364,14 @@ static unsigned count_hw_queues(Sysfs *s, const char *disk) {
 /* The device: its number, and which instance of it (a disk removed and made again, a loop
  * device, may get the same name and number; diskseq tells the instances apart). */
 static int load_device(Sysfs *s, Disk *d) {
+        int64_t hidden;
         int r;
 
         r = sysfs_read_disk_text(s, d->name, "dev", &d->devnum);
-        if (r < 0)
+        /* A hidden disk has queue/ and no dev: the kernel gives it no number. */
+        if (r == -ENOENT && sysfs_read_disk_number(s, d->name, "hidden", &hidden) >= 0 && hidden == 1)
+                d->hidden = true;
+        else if (r < 0)
                 return r == -ENOENT ? -ENODEV : r;
         if (sysfs_read_disk_number(s, d->name, "diskseq", &d->diskseq) < 0 || d->diskseq < 0)
                 d->diskseq = 0;
@@ -389,7 +394,7 @@ static int load_all(Sysfs *s, Disk *d, const UdevProps *udev) {
         if (r < 0)
                 return r;
         /* Without udev's properties from the caller, its database has them. */
-        if (!udev && (d->load.identity || !strv_isempty(d->load.udev_keys))) {
+        if (!udev && d->devnum && (d->load.identity || !strv_isempty(d->load.udev_keys))) {
                 r = load_udev_db(s, d, &db);
                 if (r < 0)
                         return r;

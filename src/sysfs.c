@@ -311,8 +311,12 @@ int sysfs_list_disks(Sysfs *s, char ***ret) {
 }
 
 bool sysfs_disk_exists(Sysfs *s, const char *name) {
+        int64_t hidden;
+
         assert(s);
-        return sysfs_disk_has(s, name, "dev");
+        return sysfs_disk_has(s, name, "dev") ||
+               (sysfs_read_disk_number(s, name, "hidden", &hidden) >= 0 && hidden == 1 &&
+                sysfs_disk_has(s, name, "queue"));
 }
 
 /* The cgroup tree. */
@@ -465,6 +469,8 @@ int sysfs_lock_disk(Sysfs *s, const Disk *d, uint64_t timeout_usec, int *ret_fd)
 
         assert(s && d && ret_fd);
         *ret_fd = -1;
+        if (d->hidden && !d->devnum)
+                return 0;       /* no node: nobody can take its lock */
         if (!disk_name_is_valid(d->name) || !d->devnum || sscanf(d->devnum, "%u:%u", &maj, &min) != 2)
                 return -EINVAL;
         /* The node's name is the kernel's with '!' for '/' (cciss!c0d0: /dev/cciss/c0d0). */

@@ -50,7 +50,8 @@ int sysfs_list_disks(Sysfs *s, char ***ret);
 
 /**
  * sysfs_disk_exists() - whether a block device of that name is there now
- * Return: true when @name is a valid name and sys/class/block/@name/dev exists.
+ * Return: true when @name is a valid name and sys/class/block/@name/dev exists, or it is a
+ * hidden disk (hidden reads 1) with a queue.
  */
 bool sysfs_disk_exists(Sysfs *s, const char *name);
 

@@ -2,6 +2,7 @@
 #include <stdio.h>
 #include <sys/stat.h>
 #include <sys/utsname.h>
+#include <unistd.h>
 
 #include "apply.h"
 #include "conf.h"
@@ -621,6 +622,38 @@ TEST(max_sectors_above_hw) {
         assert_non_null(strstr(fixture_action(plan, "max_sectors_kb")->reason, "above max_hw_sectors_kb (2048)"));
         assert_int_equal(c.k->n_writes, 0);
         assert_int_equal(sum.failed, 0);
+        fixture_teardown(&c);
+}
+
+/* An NVMe multipath path as 6.1 shows it: hidden (hidden reads 1), a queue, no dev and no node.
+ * It is read, classified and written like any disk; iocost, keyed by MAJ:MIN, is not applicable. */
+TEST(hidden_nvme_path) {
+        static const FakeDiskSpec spec = { .name = "nvme2c2n1", .devnum = "259:9", .scheduler = "mq-deadline", .queues = 2 };
+        _cleanup_(disk_run_freep) DiskRun *run = NULL;
+        char path[PATH_MAX];
+        Fixture c;
+
+        fixture_setup(&c, &spec, "hidden.conf", "nvme*", "scheduler = none\niocost.enable = yes\n");
+        snprintf(path, sizeof(path), "%s/sys/class/block/nvme2c2n1/dev", c.k->root);
+        assert_int_equal(unlink(path), 0);
+        /* No dev and not hidden: a disk being deleted, gone. */
+        assert_false(sysfs_disk_exists(c.s, "nvme2c2n1"));
+        assert_int_equal(disk_run(c.s, c.p, NULL, "nvme2c2n1", NULL, NULL, 0, &run), 0);
+        assert_int_equal(run->state, DISK_RUN_GONE);
+        run = disk_run_free(run);
+
+        assert_int_equal(fake_write(c.k, "sys/class/block/nvme2c2n1/hidden", "1"), 0);
+        assert_true(sysfs_disk_exists(c.s, "nvme2c2n1"));
+        assert_int_equal(disk_run(c.s, c.p, NULL, "nvme2c2n1", NULL, NULL, DISK_RUN_LOCK, &run), 0);
+        assert_int_equal(run->state, DISK_RUN_DONE);
+        assert_true(run->disk->hidden);
+        assert_null(run->disk->devnum);
+        assert_int_equal(run->disk->stack.role, STACK_ROLE_NVME_PATH);
+        assert_int_equal(fixture_action(run->plan, "scheduler")->outcome, OUTCOME_WRITTEN);
+        assert_int_equal(fixture_action(run->plan, "iocost.enable")->outcome, OUTCOME_UNSUPPORTED);
+        assert_non_null(strstr(fixture_action(run->plan, "iocost.enable")->reason, "hidden disk"));
+        assert_int_equal(run->summary.failed, 0);
+        assert_int_equal(c.k->iocost_writes, 0);
         fixture_teardown(&c);
 }
 
