@@ -550,15 +550,15 @@ check_mpath_evidence() {
 
 # Each device of the stacks as iosched sees it (iosched-apply --dry-run --json, shipped policy):
 # its role; the map at its policy (multipath-map-rotational: mq-deadline, nothing to write), the
-# paths left alone (no rule), the NVMe head's scheduler not applicable (its paths are hidden:
-# no dev, which iosched's loader needs; not read); ioschedctl status shows
+# paths left alone (no rule), the NVMe head's scheduler not applicable (its paths, hidden, are
+# not in this check yet); ioschedctl status shows
 # the role. Then a policy setting blk-mq's keys on the md array, the LVM volume and the NVMe head,
 # applied for real: every key "not applicable", nothing changed, nothing failed (exit 0).
 check_stacks_policy() {
 	local json out map devs
 	[ -s "$tmp/stacks.txt" ] || stacks_probe || { bad "cannot list the stacks"; return; }
 	map=$(stack_of mpath-map)
-	# The NVMe paths are hidden (no dev, no device node): iosched does not read them (yet).
+	# The NVMe paths are hidden (no dev, no device node): not in this check yet.
 	devs=$(awk '$1 != "nvme-path" { print $2 }' "$tmp/stacks.txt" | tr '\n' ' ')
 	json=$(guest "/usr/libexec/iosched-apply --dry-run --json $devs") || bad "iosched-apply --dry-run failed: $json"
 	out=$(python3 - "$tmp/stacks.txt" "$json" <<'PY'
