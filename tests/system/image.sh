@@ -21,6 +21,9 @@ image_pkgs+=,openssh-server,python3,python3-apt,podman,netavark
 # and the two initramfs generators iosched ships a hook for (initramfs-tools and dracut-core can
 # be installed side by side; the dracut package itself conflicts with initramfs-tools).
 image_pkgs+=,lvm2,mdadm,multipath-tools,nvme-cli,initramfs-tools,dracut-core
+# Other writers (issue 23): TuneD, a peer that writes the disks' schedulers (check_other_writers
+# starts it with a profile of its own).
+image_pkgs+=,tuned
 image_suite=bookworm
 # The WWN of the SCSI disk the guest sees through two paths (guest.sh, guest_mpath_path):
 # multipath-tools knows its WWID from the start (image_configure).
@@ -63,6 +66,11 @@ image_configure() {
 	# nvme-cli's nvmf-autoconnect.service connects NVMe over Fabrics targets that this guest
 	# has none of (it took 24 s of the boot here).
 	rm -f "$root"/etc/systemd/system/*.wants/nvmf-autoconnect.service
+	# TuneD's package enables tuned.service: at every boot it would apply the profile it
+	# recommends (virtual-guest in a VM, whose throughput-performance raises every disk's
+	# read_ahead_kb to 4096) to disks the other checks count writes on. check_other_writers
+	# starts it, with a profile of its own.
+	rm -f "$root"/etc/systemd/system/*.wants/tuned.service
 	# mdadm's mdadm-shutdown.service makes a dracut initramfs at every shutdown where dracut is
 	# installed (for md arrays below the root, which this guest has none of): over a minute
 	# under TCG, longer than the harness waits for a poweroff, and its temporary directory
