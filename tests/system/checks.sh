@@ -1012,6 +1012,146 @@ check_iocost_setpolicy() {
 	guest "rm -f $iocost_dropin && ioschedctl reload" >/dev/null || bad "removing the drop-in failed"
 }
 
+# ---------------------------------------------------------------- other writers (issue 23)
+# TuneD (in the image, its service not enabled: started here) with a profile whose [disk] unit
+# sets the 1-queue virtio disk's elevator to mq-deadline (line 6), and a distribution-style udev
+# rule that writes kyber to the same disk's scheduler (line 2); the shipped policy wants none.
+ow_profile=/etc/tuned/system-test/tuned.conf
+ow_rule=/etc/udev/rules.d/60-system-test-scheduler.rules
+ow_dropin=/etc/iosched.d/50-system-test-defer.conf
+
+# ow_traced SCRIPT: SCRIPT in the guest with the function tracer on queue_attr_store (the
+# store handler of every queue/* attribute, whoever writes); prints SCRIPT's output, then
+# "writes by COMM: N" for each process that wrote a queue attribute meanwhile, then "control: N"
+# for one write of read_ahead_kb's own value (must be 1, or the counts mean nothing).
+ow_traced() {
+	guest -t 300 "set -e
+		t=/sys/kernel/tracing
+		[ -e \$t/trace ] || mount -t tracefs tracefs \$t
+		echo queue_attr_store >\$t/set_ftrace_filter
+		echo function >\$t/current_tracer
+		echo >\$t/trace
+		echo 1 >\$t/tracing_on
+		$1
+		grep -v '^#' \$t/trace | sed -n 's/^ *\\(.*\\)-[0-9][0-9]* *\\[[0-9]*\\].*/\\1/p' | sort | uniq -c |
+			while read -r n c; do echo \"writes by \$c: \$n\"; done
+		echo >\$t/trace
+		ra=\$(cat /sys/block/$2/queue/read_ahead_kb)
+		echo \$ra >/sys/block/$2/queue/read_ahead_kb
+		echo \"control: \$(grep -vc '^#' \$t/trace)\"
+		echo 0 >\$t/tracing_on
+		echo nop >\$t/current_tracer
+		echo >\$t/set_ftrace_filter"
+}
+
+# ow_writes OUT COMM: the count of writes by COMM (a grep -E pattern) in ow_traced's OUT.
+ow_writes() {
+	sed -n "s/^writes by \\($2\\): //p" <<<"$1" | awk '{ n += $1 } END { print n + 0 }'
+}
+
+# Both writers on the real peers: `ioschedctl explain` names each with its file:line; TuneD's
+# start writes mq-deadline, the rule's change event kyber, and ioschedd puts none back each
+# time with a journal line that says "changed back" and names both (the kernel counts one write
+# by the rule and two by ioschedd). With `owner.defer = tuned` reloaded, the same event and an
+# apply make no write by ioschedd: the rule's kyber stays. Everything is removed afterwards.
+check_other_writers() {
+	local dev out line n
+	dev=$(disk_of iosvd1q)
+	[ -n "$dev" ] || { bad "no 1-queue virtio disk"; return; }
+	out=$(guest "set -e
+		command -v tuned >/dev/null
+		mkdir -p ${ow_profile%/*}
+		printf '[main]\nsummary=iosched system test: the scheduler of one disk\n\n[disk]\ndevices=$dev\nelevator=mq-deadline\ndynamic=0\n' >$ow_profile
+		echo system-test >/etc/tuned/active_profile
+		echo manual >/etc/tuned/profile_mode
+		printf '# a distribution-style rule\nACTION==\"add|change\", SUBSYSTEM==\"block\", KERNEL==\"$dev\", ATTR{queue/scheduler}=\"kyber\"\n' >$ow_rule
+		udevadm control --reload
+		ioschedctl reload
+		echo \"before: \$(cat /sys/block/$dev/queue/scheduler)\"
+		ioschedctl explain $dev | grep 'also written by'
+		t0=\$(date +%s%N)
+		systemctl start tuned
+		t1=\$(date +%s%N)
+		for i in \$(seq 600); do grep -q '\\[mq-deadline\\]' /sys/block/$dev/queue/scheduler && break; sleep 0.1; done
+		t2=\$(date +%s%N)
+		echo \"tuned \$(dpkg-query -W -f '\${Version}' tuned): systemctl start took \$(( (t1 - t0) / 1000000 )) ms, the scheduler was mq-deadline after \$(( (t2 - t0) / 1000000 )) ms\"
+		echo \"with TuneD: \$(cat /sys/block/$dev/queue/scheduler)\"") ||
+		{ echo "$out" | sed 's/^/  /'; bad "setting up TuneD and the rule failed"; ow_remove "$dev"; return; }
+	echo "$out" | sed 's/^/  /'
+	grep -qF "scheduler also written by udev rule $ow_rule:2 writes kyber on add|change" <<<"$out" ||
+		bad "ioschedctl explain does not name the udev rule with its file:line"
+	grep -qF "scheduler also written by TuneD profile system-test $ow_profile:6 writes mq-deadline" <<<"$out" ||
+		bad "ioschedctl explain does not name TuneD's profile with its file:line"
+	grep -q '^with TuneD: .*\[mq-deadline\]' <<<"$out" || bad "TuneD did not set the scheduler"
+
+	# Drift: TuneD's mq-deadline (an apply reads it), then the rule's kyber (a change event).
+	out=$(ow_traced "c=\$(journalctl -n0 --show-cursor | sed -n 's/^-- cursor: //p')
+		ioschedctl apply $dev
+		udevadm trigger --action=change --settle /dev/$dev
+		for i in \$(seq 100); do grep -q '\\[none\\]' /sys/block/$dev/queue/scheduler && break; sleep 0.1; done
+		ioschedctl apply $dev
+		echo \"after: \$(cat /sys/block/$dev/queue/scheduler)\"
+		journalctl --after-cursor=\"\$c\" -u ioschedd.service -o cat | grep '^$dev: scheduler' | sed 's/^/journal: /'" "$dev") ||
+		{ echo "$out" | sed 's/^/  /'; bad "the drift step failed"; ow_remove "$dev"; return; }
+	echo "$out" | sed 's/^/  /'
+	[ "$(sed -n 's/^control: //p' <<<"$out")" = 1 ] || bad "the control write was not counted once: the counts mean nothing"
+	grep -q '^after: .*\[none\]' <<<"$out" || bad "ioschedd did not put none back"
+	for line in "mq-deadline -> none" "kyber -> none"; do
+		n=$(grep -c "^journal: $dev: scheduler $line (rule [^)]*); changed back; also written by " <<<"$out" || true)
+		[ "$n" = 1 ] || { bad "$n drift lines '$line ... changed back; also written by', want 1"; continue; }
+		grep "^journal: $dev: scheduler $line " <<<"$out" | grep -F "$ow_rule:2" | grep -qF "$ow_profile:6" ||
+			bad "the drift line '$line' does not name both writers with file:line"
+	done
+	n=$(ow_writes "$out" ioschedd)
+	[ "$n" = 2 ] || bad "ioschedd wrote $n times, want 2 (TuneD's value and the rule's put back)"
+	n=$(ow_writes "$out" '.*udev.*')
+	[ "$n" = 1 ] || bad "the rule wrote $n times on one change event, want 1"
+
+	# owner.defer = tuned: the scheduler is left to TuneD; the rule's kyber stays.
+	out=$(guest "set -e
+		printf '[rule system-test-defer]\nmatch.serial = iosvd1q\nowner.defer = tuned\n' >$ow_dropin
+		ioschedctl reload
+		ioschedctl explain $dev | grep 'also written by'") ||
+		{ echo "$out" | sed 's/^/  /'; bad "the owner.defer drop-in failed"; ow_remove "$dev"; return; }
+	echo "$out" | sed 's/^/  /'
+	grep -qF "scheduler also written by TuneD profile system-test $ow_profile:6 writes mq-deadline on profile apply, add; left to it (owner.defer)" <<<"$out" ||
+		bad "ioschedctl explain does not say the scheduler is left to TuneD"
+	out=$(ow_traced "udevadm trigger --action=change --settle /dev/$dev
+		sleep 3
+		ioschedctl apply $dev
+		echo \"after: \$(cat /sys/block/$dev/queue/scheduler)\"" "$dev") ||
+		{ echo "$out" | sed 's/^/  /'; bad "the owner.defer step failed"; ow_remove "$dev"; return; }
+	echo "$out" | sed 's/^/  /'
+	[ "$(sed -n 's/^control: //p' <<<"$out")" = 1 ] || bad "the control write was not counted once: the counts mean nothing"
+	n=$(ow_writes "$out" ioschedd)
+	[ "$n" = 0 ] || bad "ioschedd wrote $n times with owner.defer = tuned, want 0"
+	n=$(ow_writes "$out" '.*udev.*')
+	[ "$n" = 1 ] || bad "the rule wrote $n times on one change event, want 1"
+	grep -q '^after: .*\[kyber\]' <<<"$out" || bad "the rule's kyber did not stay with owner.defer"
+	ow_remove "$dev"
+}
+
+# ow_remove DISK: TuneD stopped, its profile, the rule and the drop-in gone; the disk back at the
+# policy (none) with no other writer.
+ow_remove() {
+	local out
+	out=$(guest "t0=\$(date +%s%N)
+		systemctl stop tuned
+		echo \"systemctl stop tuned took \$(( (\$(date +%s%N) - t0) / 1000000 )) ms\"
+		rm -rf ${ow_profile%/*} $ow_rule $ow_dropin
+		: >/etc/tuned/active_profile
+		: >/etc/tuned/profile_mode
+		udevadm control --reload
+		ioschedctl reload
+		udevadm trigger --action=change --settle /dev/$1
+		ioschedctl apply $1
+		echo \"after removal: \$(cat /sys/block/$1/queue/scheduler)\"
+		busctl get-property org.iosched1 /org/iosched1/disk/$1 org.iosched1.Disk OtherWriters")
+	echo "$out" | sed 's/^/  /'
+	grep -q '^after removal: .*\[none\]' <<<"$out" || bad "$1 is not back at none"
+	grep -qxF "a(ssssussb) 0" <<<"$out" || bad "$1 still has other writers"
+}
+
 # apt remove leaves every disk's values as they are and the rule is gone; apt purge leaves no
 # iosched file behind.
 check_apt_remove() {
