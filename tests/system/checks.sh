@@ -1087,11 +1087,13 @@ check_other_writers() {
 	# Drift: TuneD's mq-deadline (an apply reads it), then the rule's kyber (a change event).
 	out=$(ow_traced "c=\$(journalctl -n0 --show-cursor | sed -n 's/^-- cursor: //p')
 		ioschedctl apply $dev
+		echo \"after the apply: \$(cat /sys/block/$dev/queue/scheduler)\"
 		udevadm trigger --action=change --settle /dev/$dev
 		for i in \$(seq 100); do grep -q '\\[none\\]' /sys/block/$dev/queue/scheduler && break; sleep 0.1; done
 		ioschedctl apply $dev
 		echo \"after: \$(cat /sys/block/$dev/queue/scheduler)\"
-		journalctl --after-cursor=\"\$c\" -u ioschedd.service -o cat | grep '^$dev: scheduler' | sed 's/^/journal: /'" "$dev") ||
+		journalctl --after-cursor=\"\$c\" -o cat SYSLOG_IDENTIFIER=ioschedd | grep '^$dev: scheduler' | sed 's/^/journal: /'
+		busctl get-property org.iosched1 /org/iosched1 org.iosched1.Manager DriftCorrected" "$dev") ||
 		{ echo "$out" | sed 's/^/  /'; bad "the drift step failed"; ow_remove "$dev"; return; }
 	echo "$out" | sed 's/^/  /'
 	[ "$(sed -n 's/^control: //p' <<<"$out")" = 1 ] || bad "the control write was not counted once: the counts mean nothing"
