@@ -110,6 +110,17 @@ TEST(current) {
         world_free(w);
 }
 
+/* Disk property P of loopI by Properties.Get, the reply entered into its variant. */
+static sd_bus_message *loop_property(World *w, unsigned i, BusPropertyId p) {
+        _cleanup_(freep) char *path = strdup_printf(BUS_DISK_PATH_PREFIX "/loop%u", i);
+        sd_bus_message *reply;
+
+        reply = world_call(w, path, "org.freedesktop.DBus.Properties", "Get", "ss", BUS_DISK_INTERFACE,
+                           bus_property_name(p));
+        assert_int_equal(sd_bus_message_enter_container(reply, 'v', bus_property(p)->signature), 1);
+        return reply;
+}
+
 /* OtherWriters: a udev rule of the root that writes loop1's scheduler is on loop1's list with
  * its file:line and value (each field where the signature puts it), and on no other disk's. */
 TEST(other_writers) {
@@ -126,13 +137,10 @@ TEST(other_writers) {
         world_run_all(w);
         world_connect_bus(w);
         for (unsigned i = 0; i < 2; i++) {
-                _cleanup_(freep) char *path = strdup_printf(BUS_DISK_PATH_PREFIX "/loop%u", i);
                 _cleanup_(sd_bus_message_unrefp) sd_bus_message *reply = NULL;
                 const char *sig = bus_property(BUS_DISK_OTHER_WRITERS)->signature;
 
-                reply = world_call(w, path, "org.freedesktop.DBus.Properties", "Get", "ss", BUS_DISK_INTERFACE,
-                                   bus_property_name(BUS_DISK_OTHER_WRITERS));
-                assert_int_equal(sd_bus_message_enter_container(reply, 'v', sig), 1);
+                reply = loop_property(w, i, BUS_DISK_OTHER_WRITERS);
                 assert_int_equal(sd_bus_message_enter_container(reply, 'a', sig + 1), 1);
                 if (i == 0) {
                         assert_int_equal(sd_bus_message_at_end(reply, false), 1);
@@ -163,13 +171,10 @@ TEST(stack) {
         world_run_all(w);
         world_connect_bus(w);
         for (unsigned i = 0; i < 2; i++) {
-                _cleanup_(freep) char *path = strdup_printf(BUS_DISK_PATH_PREFIX "/loop%u", i);
                 _cleanup_(sd_bus_message_unrefp) sd_bus_message *reply = NULL;
                 const char *sig = bus_property(BUS_DISK_STACK)->signature, *role, *kind, *upper;
 
-                reply = world_call(w, path, "org.freedesktop.DBus.Properties", "Get", "ss", BUS_DISK_INTERFACE,
-                                   bus_property_name(BUS_DISK_STACK));
-                assert_int_equal(sd_bus_message_enter_container(reply, 'v', sig), 1);
+                reply = loop_property(w, i, BUS_DISK_STACK);
                 assert_int_equal(sd_bus_message_read(reply, sig, &role, &kind, &upper), 1);
                 assert_string_equal(role, i == 0 ? "disk" : "multipath-path");
                 assert_string_equal(kind, "");
