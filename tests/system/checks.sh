@@ -1055,7 +1055,7 @@ ow_writes() {
 # by the rule and two by ioschedd). With `owner.defer = tuned` reloaded, the same event and an
 # apply make no write by ioschedd: the rule's kyber stays. Everything is removed afterwards.
 check_other_writers() {
-	local dev out line n
+	local dev out line n cursor
 	dev=$(disk_of iosvd1q)
 	[ -n "$dev" ] || { bad "no 1-queue virtio disk"; return; }
 	out=$(guest "set -e
@@ -1069,6 +1069,7 @@ check_other_writers() {
 		ioschedctl reload
 		echo \"before: \$(cat /sys/block/$dev/queue/scheduler)\"
 		ioschedctl explain $dev | grep 'also written by'
+		echo \"cursor: \$(journalctl -n0 --show-cursor | sed -n 's/^-- cursor: //p')\"
 		t0=\$(date +%s%N)
 		systemctl start tuned
 		t1=\$(date +%s%N)
@@ -1083,9 +1084,13 @@ check_other_writers() {
 	grep -qF "scheduler also written by TuneD profile system-test $ow_profile:6 writes mq-deadline" <<<"$out" ||
 		bad "ioschedctl explain does not name TuneD's profile with its file:line"
 	grep -q '^with TuneD: .*\[mq-deadline\]' <<<"$out" || bad "TuneD did not set the scheduler"
+	# The drift lines are read from before TuneD's start: TuneD also applies its profile on
+	# the disk's udev events, and ioschedd may have put none back before the traced window
+	# (two runs found the kyber line in the window and not TuneD's).
+	cursor=$(sed -n 's/^cursor: //p' <<<"$out")
 
 	# Drift: TuneD's mq-deadline (an apply reads it), then the rule's kyber (a change event).
-	out=$(ow_traced "c=\$(journalctl -n0 --show-cursor | sed -n 's/^-- cursor: //p')
+	out=$(ow_traced "c='$cursor'
 		ioschedctl apply $dev
 		echo \"after the apply: \$(cat /sys/block/$dev/queue/scheduler)\"
 		udevadm trigger --action=change --settle /dev/$dev
@@ -1100,7 +1105,7 @@ check_other_writers() {
 	grep -q '^after: .*\[none\]' <<<"$out" || bad "ioschedd did not put none back"
 	for line in "mq-deadline -> none" "kyber -> none"; do
 		n=$(grep -c "^journal: $dev: scheduler $line (rule [^)]*); changed back; also written by " <<<"$out" || true)
-		[ "$n" = 1 ] || { bad "$n drift lines '$line ... changed back; also written by', want 1"; continue; }
+		[ "$n" -ge 1 ] || { bad "no drift line '$line ... changed back; also written by'"; continue; }
 		grep "^journal: $dev: scheduler $line " <<<"$out" | grep -F "$ow_rule:2" | grep -qF "$ow_profile:6" ||
 			bad "the drift line '$line' does not name both writers with file:line"
 	done
