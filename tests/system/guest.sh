@@ -148,6 +148,12 @@ guest_start() {
 # 5400 s of CI's time) and checks_run fails the remaining checks of that kernel unrun.
 guest_down() {
 	guest_console_tail
+	guest_end
+}
+
+# guest_end: QEMU killed if it still runs, its channels closed, its boot forgotten (the end of
+# guest_stop and of guest_down).
+guest_end() {
 	if [ -n "$qemu_pid" ]; then
 		kill -9 "$qemu_pid" 2>/dev/null || true
 		wait "$qemu_pid" 2>/dev/null || true
@@ -255,10 +261,6 @@ guest_stop() {
 		kill -0 "$qemu_pid" 2>/dev/null || break
 		sleep 1
 	done
-	kill -9 "$qemu_pid" 2>/dev/null && log "QEMU did not power off within 60 s: killed"
-	wait "$qemu_pid" 2>/dev/null || true
-	qemu_pid=
-	exec {agent_w}>&- {agent_r}<&- {mon_w}>&- {mon_r}<&-
-	guest_boot_id=
-	guest_ready_seen=
+	kill -0 "$qemu_pid" 2>/dev/null && log "QEMU did not power off within 60 s: killed"
+	guest_end
 }
