@@ -1,4 +1,5 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
+#include <assert.h>
 #include <pthread.h>
 #include <semaphore.h>
 #include <signal.h>
@@ -52,6 +53,8 @@ struct WorkerPool {
         WorkerThread *threads;  /* the n_threads running */
         WorkerThread *dead;     /* the n_dead that ended (before the pool), to be joined */
         unsigned n_dead;        /* n_threads + n_dead <= max_threads */
+        unsigned n_end;         /* idle threads asked to end now (worker_pool_end_idle()) */
+        sem_t ended;            /* one token per thread that ended so */
         bool stop;
         int efd;
         WorkerPoolOps ops;
@@ -142,9 +145,14 @@ static void *worker_main(void *arg) {
                          * thread; EINTR (ptrace) just means: look again. */
                         timed_out = idle_wait(p);
                         pthread_mutex_lock(&p->lock);
-                        /* Idle for long: end, taking no token (tokens stay >= items). What
-                         * a submit queued meanwhile is seen here, under the lock. */
-                        if (timed_out && !p->stop && !p->queue_head) {
+                        /* Idle for long, or asked to end: end, taking no token (tokens
+                         * stay >= items). What a submit queued meanwhile is seen here, under
+                         * the lock. */
+                        if ((timed_out || p->n_end > 0) && !p->stop && !p->queue_head) {
+                                if (p->n_end > 0) {    /* timed out or not: one of them */
+                                        p->n_end--;
+                                        (void) sem_post(&p->ended);
+                                }
                                 p->n_idle--;
                                 thread_gone(p, 0);
                                 /* The loop's thread joins us (worker_pool_take_done) and
@@ -213,7 +221,7 @@ int worker_pool_new(unsigned max_threads, const WorkerPoolOps *ops, void *userda
                 free(p);
                 return r;
         }
-        if (sem_init(&p->wake, 0, 0) < 0) {
+        if (sem_init(&p->wake, 0, 0) < 0 || sem_init(&p->ended, 0, 0) < 0) {
                 int r = -errno;
                 close(p->efd);
                 free(p->threads);
@@ -268,6 +276,7 @@ WorkerPool *worker_pool_free(WorkerPool *p, WorkItem **ret_unrun) {
         }
         pthread_mutex_destroy(&p->lock);
         sem_destroy(&p->wake);
+        sem_destroy(&p->ended);
         close(p->efd);
         free(p->threads);
         free(p->dead);
@@ -354,6 +363,27 @@ WorkItem *worker_pool_take_done(WorkerPool *p) {
                 thread_join(p->dead[--p->n_dead]);
         pthread_mutex_unlock(&p->lock);
         return l;
+}
+
+void worker_pool_end_idle(WorkerPool *p) {
+        unsigned n;
+
+        assert(p);
+        pthread_mutex_lock(&p->lock);
+        /* Only the loop's thread submits: none of these threads gets work meanwhile. */
+        n = p->queue_head ? 0 : p->n_idle;
+        p->n_end = n;
+        for (unsigned i = 0; i < n; i++)
+                (void) sem_post(&p->wake);
+        pthread_mutex_unlock(&p->lock);
+        /* A thread that finishes its item meanwhile may end in an idle one's place: n end. */
+        for (unsigned i = 0; i < n; i++)
+                while (sem_wait(&p->ended) < 0 && errno == EINTR)
+                        ;
+        pthread_mutex_lock(&p->lock);
+        while (p->n_dead > 0)
+                thread_join(p->dead[--p->n_dead]);
+        pthread_mutex_unlock(&p->lock);
 }
 
 unsigned worker_pool_get_busy(const WorkerPool *p) {

@@ -66,6 +66,11 @@ int worker_pool_submit(WorkerPool *p, WorkItem *item);
 /* Takes every finished item, in the order they finished; clears the eventfd. */
 WorkItem *worker_pool_take_done(WorkerPool *p);
 
+/* With nothing queued, ends the threads that are idle now and waits until they are gone: their
+ * stacks and malloc's caches go back at once, not after ops.idle_usec. A later submit starts
+ * threads again. */
+void worker_pool_end_idle(WorkerPool *p);
+
 /* Items queued or running. */
 unsigned worker_pool_get_busy(const WorkerPool *p);
 unsigned worker_pool_get_n_threads(const WorkerPool *p);

@@ -247,6 +247,51 @@ TEST(idle_exit) {
         assert_int_equal(n_done, n_init);
 }
 
+static void slow_run(WorkItem *w, void *thread_data) {
+        usleep(20000);
+        run(w, thread_data);
+}
+
+/* worker_pool_end_idle(): the idle threads are gone when it returns, each one done once; one
+ * running meanwhile finishes its item; a later submit starts threads again. With idle_usec = 1
+ * the threads also end by their own timeout at the same time: it must not wait for them. */
+TEST(end_idle) {
+        static const WorkerPoolOps ops_long = { .thread_init = thread_init, .thread_done = thread_done,
+                                                .idle_usec = 60 * 1000000ULL };
+        static const WorkerPoolOps ops_short = { .thread_init = thread_init, .thread_done = thread_done,
+                                                 .idle_usec = 1 };
+        const WorkerPoolOps *ops[] = { &ops_long, &ops_short };
+        enum { N = 64 };
+        static Item items[N];
+
+        for (size_t k = 0; k < ELEMENTSOF(ops); k++) {
+                Item slow = { .item.run = slow_run };
+                WorkerPool *p;
+
+                memset(items, 0, sizeof(items));
+                n_init = n_done = 0;
+                assert_int_equal(worker_pool_new(8, ops[k], NULL, &p), 0);
+                run_waves(p, items, N, N, 1);
+                if (k == 0)
+                        assert_true(worker_pool_get_n_threads(p) > 1);
+                worker_pool_end_idle(p);
+                assert_int_equal(worker_pool_get_n_threads(p), 0);
+                assert_int_equal(n_done, n_init);
+
+                /* Threads again; one busy while the others are asked to end. */
+                memset(items, 0, sizeof(items));
+                run_waves(p, items, N, N, 1);
+                assert_int_equal(worker_pool_submit(p, &slow.item), 0);
+                usleep(5000);
+                worker_pool_end_idle(p);
+                assert_true(worker_pool_get_n_threads(p) <= 1);
+                take_n(p, 1);
+                assert_int_equal(slow.runs, 1);
+                assert_null(worker_pool_free(p, NULL));
+                assert_int_equal(n_done, n_init);
+        }
+}
+
 TEST(bounds) {
         WorkerPool *p;
 
