@@ -108,7 +108,7 @@ static int append_current(sd_bus_message *reply, const Disk *d, const AttrInfo *
                 break;
         case ATTR_FILE_IOCOST_QOS:
         case ATTR_FILE_IOCOST_MODEL:
-                st = &d->iocost[a->file];
+                st = &DISK_IOCOST(d, a->file);
                 if (st->err != 0 || !st->num)
                         return 0;       /* never set up on the disk, no io controller, no parse */
                 num = st->num[a->id];

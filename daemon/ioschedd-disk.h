@@ -29,8 +29,6 @@ struct DiskObject {
         Manager *manager;
         char *name;
         size_t index;           /* in Manager.disks */
-        bool gone;              /* removed from the manager; freed when its job returns */
-        bool seen;              /* by a rescan */
 
         /* As last read by a worker; reading.disk is NULL before the first read. */
         DiskReading reading;
@@ -46,6 +44,9 @@ struct DiskObject {
         uint64_t dirty;         /* DISK_FIELD_BIT()s and DISK_OBJECT_*: changed, not yet emitted */
 
         Job *running;
+        /* The flags together (a bool between pointers costs 8 bytes of each disk). */
+        bool gone;              /* removed from the manager; freed when its job returns */
+        bool seen;              /* by a rescan */
         /* Coalesced work for when the running job is done. */
         bool want[_JOB_KIND_MAX];
         bool want_full;         /* queued by something else than a uevent: read everything */

@@ -97,7 +97,7 @@ static void check_plan(const Disk *d, const Resolved *res, const Plan *plan) {
         for (size_t i = 0; i < plan->n_actions; i++) {
                 const Action *a = &plan->actions[i];
                 const Setting *s = res->settings[i].setting;
-                const IocostState *st = &d->iocost[a->attr->file];
+                const IocostState *st;
                 int64_t n;
 
                 fuzz_check(a->attr == s->attr && a->reason);
@@ -109,10 +109,11 @@ static void check_plan(const Disk *d, const Resolved *res, const Plan *plan) {
                         fuzz_check(!a->write);
                         continue;
                 }
+                st = &DISK_IOCOST(d, a->attr->file);
                 fuzz_check(st->err == 0 || st->err == -ENODATA);
                 fuzz_check(d->has_scheduler_file);
-                if (d->iocost[ATTR_FILE_IOCOST_QOS].err == -ENODATA &&
-                    d->iocost[ATTR_FILE_IOCOST_MODEL].err == -ENODATA && d->rqos_static_key)
+                if (DISK_IOCOST(d, ATTR_FILE_IOCOST_QOS).err == -ENODATA &&
+                    DISK_IOCOST(d, ATTR_FILE_IOCOST_MODEL).err == -ENODATA && d->rqos_static_key)
                         fuzz_check(resolved_find(res, ATTR_IOCOST_ALLOW_STATIC_KEY, NULL));
                 fuzz_check(startswith(a->write, a->attr->token) && a->write[strlen(a->attr->token)] == '=');
                 if (a->attr->kind == ATTR_KIND_PERCENT)
@@ -133,8 +134,8 @@ static void check_plan(const Disk *d, const Resolved *res, const Plan *plan) {
 }
 
 static void load(Disk *d, AttrFile f, const char *text) {
-        fuzz_check(iocost_find(f, text ?: "", "259:0", &d->iocost[f]) != -ENOMEM);
-        check_state(f, &d->iocost[f]);
+        fuzz_check(iocost_find(f, text ?: "", "259:0", &DISK_IOCOST(d, f)) != -ENOMEM);
+        check_state(f, &DISK_IOCOST(d, f));
 }
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
@@ -187,16 +188,16 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
                 if (!line)
                         continue;
                 for (AttrFile g = ATTR_FILE_IOCOST_MODEL; g <= ATTR_FILE_IOCOST_QOS; g++)
-                        if (d->iocost[g].err == -ENODATA) {
+                        if (DISK_IOCOST(d, g).err == -ENODATA) {
                                 /* a new ioc: ctrl=auto, the kernel's min and max */
-                                d->iocost[g] = (IocostState) { .num = calloc(_ATTR_MAX, sizeof(int64_t)) };
-                                fuzz_oom_check(d->iocost[g].num);
-                                d->iocost[g].num[ATTR_IOCOST_MIN] = 100;
-                                d->iocost[g].num[ATTR_IOCOST_MAX] = 1000000;
+                                DISK_IOCOST(d, g) = (IocostState) { .num = calloc(_ATTR_MAX, sizeof(int64_t)) };
+                                fuzz_oom_check(DISK_IOCOST(d, g).num);
+                                DISK_IOCOST(d, g).num[ATTR_IOCOST_MIN] = 100;
+                                DISK_IOCOST(d, g).num[ATTR_IOCOST_MAX] = 1000000;
                         }
-                memcpy(num, d->iocost[f].num, sizeof(num));
+                memcpy(num, DISK_IOCOST(d, f).num, sizeof(num));
                 if (kernel_take(f, line, num))
-                        memcpy(d->iocost[f].num, num, sizeof(num));
+                        memcpy(DISK_IOCOST(d, f).num, num, sizeof(num));
         }
         fuzz_check(plan_build(d, res, &again) == 0);
         for (size_t i = 0; i < again->n_actions; i++)

@@ -255,7 +255,7 @@ Disk *disk_new(const char *name) {
         d->transport = TRANSPORT_OTHER;
         for (size_t i = 0; i < DISK_ATTR_SLOTS; i++)
                 d->attrs[i].err = -ENOENT;
-        for (size_t i = 0; i < _ATTR_FILE_MAX; i++)
+        for (size_t i = 0; i < DISK_IOCOST_SLOTS; i++)
                 d->iocost[i].err = -ENOENT;
         return d;
 }
@@ -283,7 +283,7 @@ Disk *disk_free(Disk *d) {
                 attr_state_done(&d->tunables[i].state);
         }
         free(d->tunables);
-        for (size_t i = 0; i < _ATTR_FILE_MAX; i++)
+        for (size_t i = 0; i < DISK_IOCOST_SLOTS; i++)
                 iocost_state_done(&d->iocost[i]);
         udev_props_free(d->udev);
         other_writers_free(d->writers);
@@ -353,7 +353,7 @@ static bool tunables_equal(const Disk *a, const Disk *b) {
 }
 
 const char *disk_iocost_shown(const Disk *d, AttrFile f) {
-        return d->iocost[f].err == 0 ? strempty(d->iocost[f].raw) : "";
+        return DISK_IOCOST(d, f).err == 0 ? strempty(DISK_IOCOST(d, f).raw) : "";
 }
 
 #define TAKE_FROM(dst, src) do { typeof(dst) _t = (dst); (dst) = (src); (src) = _t; } while (0)
@@ -395,8 +395,8 @@ uint64_t disk_keep_unloaded(Disk *d, Disk *old) {
                 taken |= DISK_FIELD_BIT(DISK_FIELD_SIZE);
         }
         if (!(l->attrs & ATTR_IOCOST_BITS_MASK) && (old->load.attrs & ATTR_IOCOST_BITS_MASK)) {
-                for (AttrFile f = 0; f < _ATTR_FILE_MAX; f++)
-                        TAKE_FROM(d->iocost[f], old->iocost[f]);
+                for (size_t i = 0; i < DISK_IOCOST_SLOTS; i++)
+                        TAKE_FROM(d->iocost[i], old->iocost[i]);
                 TAKE_FROM(d->udev, old->udev);
                 d->rqos_static_key = old->rqos_static_key;
                 l->attrs |= old->load.attrs & ATTR_IOCOST_BITS_MASK;

@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 #pragma once
 
+#include <assert.h>
 #include <stdint.h>
 
 #include "attr.h"
@@ -74,6 +75,16 @@ int disk_attr_slot(AttrId id);
 #define DISK_ATTR(d, id) ((d)->attrs[disk_attr_slot_checked(id)])
 size_t disk_attr_slot_checked(AttrId id);      /* asserts that @id has a slot */
 
+/* Disk.iocost has a slot for each of the two files of AttrFile that hold iocost's lines, not one
+ * per AttrFile (48 bytes of each reading). */
+#define DISK_IOCOST_SLOTS 2
+_Static_assert(ATTR_FILE_IOCOST_QOS == ATTR_FILE_IOCOST_MODEL + 1, "the iocost files are adjacent");
+static inline size_t disk_iocost_slot(AttrFile f) {
+        assert(f == ATTR_FILE_IOCOST_MODEL || f == ATTR_FILE_IOCOST_QOS);
+        return (size_t) (f - ATTR_FILE_IOCOST_MODEL);
+}
+#define DISK_IOCOST(d, f) ((d)->iocost[disk_iocost_slot(f)])
+
 typedef struct Tunable {
         char *name;
         AttrState state;
@@ -99,9 +110,6 @@ typedef struct Disk {
         char *devnum;           /* "MAJ:MIN" */
         int64_t diskseq;        /* the device instance (Linux 5.15+); 0 unknown */
         char *devpath;          /* below /sys, resolved */
-        bool partition;
-        bool hidden;            /* a hidden disk (an NVMe multipath path, nvme0c0n1): a queue, no
-                                 * device number (devnum NULL), no node */
 
         /* Identity: udev's properties when udev knows the disk, sysfs otherwise. */
         char *model, *vendor, *serial, *wwn;
@@ -111,28 +119,34 @@ typedef struct Disk {
         int removable;          /* -1 unknown */
         Zoned zoned;
         unsigned nr_hw_queues;  /* 0 for bio-based queues */
+        unsigned hz;            /* the kernel's tick rate, for tunables kept in jiffies; 0 unknown */
         uint64_t size_bytes;
         int64_t max_hw_sectors_kb;      /* -1 unknown */
-        unsigned hz;            /* the kernel's tick rate, for tunables kept in jiffies; 0 unknown */
 
         /* Scheduler: current NULL when the queue offers no choice (a lone "none" or no file). */
         char *scheduler;
         char **schedulers;      /* available, as the kernel lists them */
-        bool schedulers_shared; /* schedulers is scheduler_list_intern()'s: not the disk's to free */
         char **schedulers_loadable;     /* not registered yet, but a module exists */
+
+        /* The flags together: the daemon keeps a Disk for each of thousands of disks, and a
+         * bool between pointers costs 8 bytes. */
+        bool partition;
+        bool hidden;            /* a hidden disk (an NVMe multipath path, nvme0c0n1): a queue, no
+                                 * device number (devnum NULL), no node */
+        bool schedulers_shared; /* schedulers is scheduler_list_intern()'s: not the disk's to free */
         bool has_scheduler_file;
+        bool rqos_static_key;   /* the running kernel sets rq-qos up with a static key */
+        bool udev_read;         /* udev's properties were at hand: a key of load.udev_keys that
+                                 * udev lacks is unset, not unknown */
 
         AttrState attrs[DISK_ATTR_SLOTS];       /* by disk_attr_slot(): use DISK_ATTR() */
         Tunable *tunables;      /* of the current scheduler */
         size_t n_tunables;
 
-        /* iocost: the disk's lines of io.cost.model and io.cost.qos (by AttrFile). */
-        IocostState iocost[_ATTR_FILE_MAX];
-        bool rqos_static_key;   /* the running kernel sets rq-qos up with a static key */
+        /* iocost: the disk's lines of io.cost.model and io.cost.qos: use DISK_IOCOST(). */
+        IocostState iocost[DISK_IOCOST_SLOTS];
         UdevProps *udev;        /* udev's properties kept besides the identity above: the hwdb's
                                  * IOCOST_* when the load reads iocost; NULL for none */
-        bool udev_read;         /* udev's properties were at hand: a key of load.udev_keys that
-                                 * udev lacks is unset, not unknown */
         struct OtherWriters *writers;   /* who else writes its keys (writers.h); NULL: nobody, or
                                          * not looked for */
         Stack stack;            /* its place in a storage stack (stack.h); a partition's is

@@ -269,7 +269,7 @@ static int decide_number(const Disk *d, const Setting *s, const AttrState *st, A
 }
 
 static const char *iocost_not_applicable(const Disk *d, AttrFile f) {
-        switch (d->iocost[f].err) {
+        switch (DISK_IOCOST(d, f).err) {
         case 0:
         case -ENODATA:
                 return NULL;
@@ -308,8 +308,8 @@ static int64_t iocost_effective(const Disk *d, const Resolved *r, AttrId id, int
 
         if (rs)
                 return rs->setting->value.num;
-        if (d->iocost[ATTR_FILE_IOCOST_QOS].err == 0)
-                return d->iocost[ATTR_FILE_IOCOST_QOS].num[id];
+        if (DISK_IOCOST(d, ATTR_FILE_IOCOST_QOS).err == 0)
+                return DISK_IOCOST(d, ATTR_FILE_IOCOST_QOS).num[id];
         return dflt;
 }
 
@@ -330,9 +330,9 @@ static int decide_iocost_option(const Disk *d, const Resolved *r, const Setting 
 /* io.cost.qos and io.cost.model: each key on its own; apply joins a file's writes in one line. */
 static int decide_iocost(const Disk *d, const Resolved *r, const Setting *s, Action *a) {
         AttrFile f = s->attr->file;
-        const IocostState *st = &d->iocost[f];
         const ResolvedSetting *ctrl, *allow;
-        bool absent = st->err == -ENODATA, want_user, cur_user;
+        const IocostState *st;
+        bool absent, want_user, cur_user;
         AttrId id = s->attr->id;
         int64_t want = s->value.num, cur;
         char buf[32];
@@ -340,6 +340,8 @@ static int decide_iocost(const Disk *d, const Resolved *r, const Setting *s, Act
 
         if (f == ATTR_FILE_NONE)
                 return decide_iocost_option(d, r, s, a);
+        st = &DISK_IOCOST(d, f);
+        absent = st->err == -ENODATA;
         na = iocost_not_applicable(d, f);
         if (na)
                 return set_decision(a, ACTION_UNSUPPORTED, "%s", na);
@@ -387,7 +389,7 @@ static int decide_iocost(const Disk *d, const Resolved *r, const Setting *s, Act
          * adds an rq-qos policy: on 6.16.0-6.16.3 that does static_branch_inc() under the
          * queue freeze (seed 004). */
         allow = resolved_find(r, ATTR_IOCOST_ALLOW_STATIC_KEY, NULL);
-        if (absent && d->iocost[f == ATTR_FILE_IOCOST_QOS ? ATTR_FILE_IOCOST_MODEL : ATTR_FILE_IOCOST_QOS].err == -ENODATA &&
+        if (absent && DISK_IOCOST(d, f == ATTR_FILE_IOCOST_QOS ? ATTR_FILE_IOCOST_MODEL : ATTR_FILE_IOCOST_QOS).err == -ENODATA &&
             d->rqos_static_key && !(allow && allow->setting->value.num == 1))
                 return set_decision(a, ACTION_REFUSED,
                                     "refused on this kernel: Linux 6.16.0-6.16.3 take cpu_hotplug_lock under the "

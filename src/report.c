@@ -145,7 +145,7 @@ unsigned report_notes(const Disk *d, const Plan *report) {
         for (size_t i = 0; d && i < report->n_actions; i++)
                 if (report->actions[i].attr->file != ATTR_FILE_QUEUE &&
                     report->actions[i].outcome == OUTCOME_UNSUPPORTED &&
-                    d->iocost[ATTR_FILE_IOCOST_QOS].err == -ENOENT)
+                    DISK_IOCOST(d, ATTR_FILE_IOCOST_QOS).err == -ENOENT)
                         notes |= REPORT_NOTE_BIT(REPORT_NOTE_IOCOST_NA);
         return notes;
 }

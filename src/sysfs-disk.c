@@ -128,7 +128,7 @@ static int load_iocost_lines(Sysfs *s, Disk *d) {
         if (!(d->load.attrs & ATTR_IOCOST_BITS_MASK) || !d->devnum)
                 return 0;
         for (AttrFile f = ATTR_FILE_IOCOST_MODEL; f <= ATTR_FILE_IOCOST_QOS; f++)
-                if (sysfs_read_iocost(s, d->name, d->devnum, f, &d->iocost[f]) == -ENOMEM)
+                if (sysfs_read_iocost(s, d->name, d->devnum, f, &DISK_IOCOST(d, f)) == -ENOMEM)
                         return -ENOMEM;
         return 0;
 }

@@ -245,13 +245,13 @@ static Disk *disk_with(const char *qos, const char *model, const char *release) 
         d->has_scheduler_file = true;
         d->rqos_static_key = kernel_has_rqos_static_key(release);
         if (qos)
-                assert_int_equal(iocost_find(ATTR_FILE_IOCOST_QOS, qos, "259:0", &d->iocost[ATTR_FILE_IOCOST_QOS]), 0);
+                assert_int_equal(iocost_find(ATTR_FILE_IOCOST_QOS, qos, "259:0", &DISK_IOCOST(d, ATTR_FILE_IOCOST_QOS)), 0);
         else
-                d->iocost[ATTR_FILE_IOCOST_QOS].err = -ENODATA;
+                DISK_IOCOST(d, ATTR_FILE_IOCOST_QOS).err = -ENODATA;
         if (model)
-                assert_int_equal(iocost_find(ATTR_FILE_IOCOST_MODEL, model, "259:0", &d->iocost[ATTR_FILE_IOCOST_MODEL]), 0);
+                assert_int_equal(iocost_find(ATTR_FILE_IOCOST_MODEL, model, "259:0", &DISK_IOCOST(d, ATTR_FILE_IOCOST_MODEL)), 0);
         else
-                d->iocost[ATTR_FILE_IOCOST_MODEL].err = -ENODATA;
+                DISK_IOCOST(d, ATTR_FILE_IOCOST_MODEL).err = -ENODATA;
         return d;
 }
 
@@ -396,8 +396,8 @@ TEST(plan_not_applicable) {
         _cleanup_(disk_freep) Disk *d = disk_with(NULL, NULL, NULL);
         Planned x;
 
-        d->iocost[ATTR_FILE_IOCOST_QOS].err = -ENOENT;
-        d->iocost[ATTR_FILE_IOCOST_MODEL].err = -ENOENT;
+        DISK_IOCOST(d, ATTR_FILE_IOCOST_QOS).err = -ENOENT;
+        DISK_IOCOST(d, ATTR_FILE_IOCOST_MODEL).err = -ENOENT;
         plan_with(&x, d, "iocost.enable = yes\niocost.model.rbps = 5\n");
         assert_int_equal(action(&x, "iocost.enable")->type, ACTION_UNSUPPORTED);
         assert_non_null(strstr(action(&x, "iocost.enable")->reason, "not applicable"));
@@ -406,7 +406,7 @@ TEST(plan_not_applicable) {
         planned_done(&x);
 
         /* bio-based: the kernel says EOPNOTSUPP */
-        d->iocost[ATTR_FILE_IOCOST_QOS].err = -ENODATA;
+        DISK_IOCOST(d, ATTR_FILE_IOCOST_QOS).err = -ENODATA;
         d->has_scheduler_file = false;
         plan_with(&x, d, "iocost.enable = yes\n");
         assert_int_equal(action(&x, "iocost.enable")->type, ACTION_UNSUPPORTED);
