@@ -16,11 +16,22 @@
  * disks, and with 2 CPUs they made the creation itself a third slower (bench/storm). So during
  * a burst only a disk's kernel "add" is acted on at once; its kernel "change" and udev's
  * events are held (udev's properties kept for the job), and every held disk is read in full
- * and checked once the burst is over: UEVENT_BURST_QUIET_USEC without a kernel uevent, or
- * UEVENT_BURST_MAX_USEC after the first was held.
+ * and checked once the burst is over: UEVENT_BURST_QUIET_USEC without a kernel uevent and
+ * udev caught up with the burst (it has broadcast the burst's last kernel uevent, by SEQNUM),
+ * or UEVENT_BURST_MAX_USEC after the first was held. udev runs its rules seconds behind the
+ * kernel in a storm: ended by the kernel's quiet alone, a burst released its disks before
+ * udev's events came, and each of those events read its disk once more (bench/storm: five
+ * jobs a disk where two do).
  */
+/* udev has yet to broadcast the last kernel uevent of the burst, or seemed to less than
+ * UEVENT_BURST_MAX_USEC ago (no udev at all leaves it at that). */
+static bool uevent_udev_behind(const UeventMonitor *u, uint64_t now) {
+        return u->kernel_seqnum > u->udev_seqnum && now - u->burst_last < UEVENT_BURST_MAX_USEC;
+}
+
 static bool uevent_in_burst(const UeventMonitor *u, uint64_t now) {
-        return u->burst_events >= UEVENT_BURST_EVENTS && now - u->burst_last < UEVENT_BURST_QUIET_USEC;
+        return u->burst_events >= UEVENT_BURST_EVENTS &&
+               (now - u->burst_last < UEVENT_BURST_QUIET_USEC || uevent_udev_behind(u, now));
 }
 
 static int on_burst_over(sd_event_source *s, uint64_t usec, void *userdata) {
@@ -29,8 +40,13 @@ static int on_burst_over(sd_event_source *s, uint64_t usec, void *userdata) {
 }
 
 static void uevent_arm_burst_over(UeventMonitor *u) {
-        uint64_t when = MIN(u->burst_last + UEVENT_BURST_QUIET_USEC, u->held_since + UEVENT_BURST_MAX_USEC);
+        uint64_t now = manager_now(u->manager, CLOCK_MONOTONIC), last = u->burst_last, when;
         int r;
+
+        /* While udev is behind, look again UEVENT_BURST_QUIET_USEC from now. */
+        if (uevent_udev_behind(u, now))
+                last = MAX(last, now);
+        when = MIN(last + UEVENT_BURST_QUIET_USEC, u->held_since + UEVENT_BURST_MAX_USEC);
 
         r = manager_arm_timer(u->manager, &u->burst_source, when, on_burst_over, u, "burst-over");
         if (r < 0) {
@@ -65,12 +81,14 @@ void uevent_burst_over(UeventMonitor *u) {
         log_debug("A burst of kernel uevents is over: checking %zu disk(s) udev had events for.", n);
 }
 
-static void uevent_count_kernel_event(UeventMonitor *u) {
+static void uevent_count_kernel_event(UeventMonitor *u, uint64_t seqnum) {
         uint64_t now = manager_now(u->manager, CLOCK_MONOTONIC);
 
-        if (now - u->burst_last >= UEVENT_BURST_QUIET_USEC)
+        /* A pause of the kernel's while udev is behind is the same burst. */
+        if (now - u->burst_last >= UEVENT_BURST_QUIET_USEC && !uevent_udev_behind(u, now))
                 u->burst_events = 0;
         u->burst_last = now;
+        u->kernel_seqnum = MAX(u->kernel_seqnum, seqnum);
         if (u->burst_events < UINT_MAX)
                 u->burst_events++;
         if (u->n_held > 0)
@@ -117,7 +135,7 @@ static DiskObject *uevent_disk(UeventMonitor *u, const char *name) {
  * The job reads udev's database as it is (the identity udev gave the disk so far); udev's event
  * queues the disk again, which finds it at policy and writes nothing. Removals wait for udev.
  */
-void uevent_handle_kernel(UeventMonitor *u, const char *action, const char *name) {
+void uevent_handle_kernel(UeventMonitor *u, const char *action, const char *name, uint64_t seqnum) {
         const Config *c = u->manager->config;
         DiskObject *d;
 
@@ -133,7 +151,7 @@ void uevent_handle_kernel(UeventMonitor *u, const char *action, const char *name
                 return;
         }
         log_debug("%s: kernel uevent %s", name, action);
-        uevent_count_kernel_event(u);
+        uevent_count_kernel_event(u, seqnum);
         d = uevent_disk(u, name);
         if (!d)
                 return;
@@ -146,12 +164,13 @@ void uevent_handle_kernel(UeventMonitor *u, const char *action, const char *name
 }
 
 void uevent_handle_udev(UeventMonitor *u, const char *action, const char *name, const char *old_name,
-                        UdevProps **props) {
+                        UdevProps **props, uint64_t seqnum) {
         Manager *m;
         DiskObject *d;
 
         assert(u);
         m = u->manager;
+        u->udev_seqnum = MAX(u->udev_seqnum, seqnum);
         if (!action || !name)
                 return;
         if (!disk_name_is_valid(name)) {
@@ -223,7 +242,7 @@ static void uevent_dispatch(UeventMonitor *u, struct udev_device *dev, bool kern
         const char *old, *base;
 
         if (kernel) {
-                uevent_handle_kernel(u, action, name);
+                uevent_handle_kernel(u, action, name, udev_device_get_seqnum(dev));
                 return;
         }
         if (action && !streq(action, "remove") &&
@@ -234,7 +253,7 @@ static void uevent_dispatch(UeventMonitor *u, struct udev_device *dev, bool kern
         }
         old = udev_device_get_property_value(dev, "DEVPATH_OLD");
         base = old ? strrchr(old, '/') : NULL;
-        uevent_handle_udev(u, action, name, base ? base + 1 : NULL, &props);
+        uevent_handle_udev(u, action, name, base ? base + 1 : NULL, &props, udev_device_get_seqnum(dev));
 }
 
 static int on_monitor(sd_event_source *s, int fd, uint32_t revents, void *userdata) {

@@ -12,8 +12,9 @@
  */
 
 /* This many of the kernel's uevents, each within UEVENT_BURST_QUIET_USEC of the one before,
- * are a burst (disks being created): a disk's events after its kernel "add" wait for its end,
- * at most UEVENT_BURST_MAX_USEC after the first was held. */
+ * are a burst (disks being created): a disk's events after its kernel "add" wait for its end
+ * (the kernel quiet and udev caught up), at most UEVENT_BURST_MAX_USEC after the first was
+ * held. */
 #define UEVENT_BURST_EVENTS 16
 #define UEVENT_BURST_QUIET_USEC (50 * 1000ULL)
 #define UEVENT_BURST_MAX_USEC (5 * 1000000ULL)
@@ -27,6 +28,7 @@ typedef struct UeventMonitor {
         sd_event_source *burst_source;          /* ends a burst of kernel uevents: the held disks */
         uint64_t burst_last, held_since;        /* CLOCK_MONOTONIC usec */
         unsigned burst_events;                  /* kernel uevents in the current burst */
+        uint64_t kernel_seqnum, udev_seqnum;    /* SEQNUM: the last counted kernel uevent, udev's last event */
         size_t n_held;
 } UeventMonitor;
 
@@ -53,13 +55,14 @@ DEFINE_TRIVIAL_CLEANUP_FUNC(UeventMonitor *, uevent_monitor_free);
  * @name: the disk's kernel name
  * @old_name: for "move", the name before, may be NULL
  * @props: udev's properties of the event, taken (*@props is NULL after); may be NULL
+ * @seqnum: the event's SEQNUM (the kernel uevent's it follows), 0 if unknown
  */
 void uevent_handle_udev(UeventMonitor *u, const char *action, const char *name, const char *old_name,
-                        UdevProps **props);
+                        UdevProps **props, uint64_t seqnum);
 
 /* The kernel's uevent for a disk, before udev's rules ran: an "add" or "change" queues it at
  * once when no rule matches on what only udev knows (policy_needs_udev()). */
-void uevent_handle_kernel(UeventMonitor *u, const char *action, const char *name);
+void uevent_handle_kernel(UeventMonitor *u, const char *action, const char *name, uint64_t seqnum);
 
 /* The end of a burst (the burst-over timer): every held disk is read in full and applied; a
  * burst still going on arms the timer again. */

@@ -155,23 +155,23 @@ TEST(dm_events_that_change_nothing) {
 
         for (size_t i = 0; i < ELEMENTSOF(marks); i++) {
                 props = props_of(marks[i]);
-                uevent_handle_udev(u, "change", "dm-0", NULL, &props);
+                uevent_handle_udev(u, "change", "dm-0", NULL, &props, 0);
                 props = udev_props_free(props);
                 if (w->n_submitted != 0)
                         fail_msg("%s: a job was queued", marks[i]);
                 assert_null(manager_find_disk(w->m, "dm-0"));
         }
-        uevent_handle_kernel(u, "change", "dm-0");
+        uevent_handle_kernel(u, "change", "dm-0", 0);
         assert_int_equal(w->n_submitted, 0);
 
         props = props_of("MPATH_DEVICE_READY=1");
-        uevent_handle_udev(u, "change", "dm-0", NULL, &props);
+        uevent_handle_udev(u, "change", "dm-0", NULL, &props, 0);
         assert_int_equal(w->n_submitted, 1);
         props = udev_props_free(props);
         world_run_all(w);
 
         props = props_of("MPATH_UNCHANGED=1");
-        uevent_handle_udev(u, "change", "loop1", NULL, &props);
+        uevent_handle_udev(u, "change", "loop1", NULL, &props, 0);
         assert_int_equal(submitted_count_for(w, world_disk(w, "loop1")), 1);
         world_run_all(w);
         world_free(w);
@@ -190,21 +190,21 @@ TEST(burst_hold_release) {
 
         /* No burst yet: udev's event queues the disk. */
         _cleanup_(udev_props_freep) UdevProps *props = props_of("ID_MODEL=Fake");
-        uevent_handle_udev(u, "change", "loop1", NULL, &props);
+        uevent_handle_udev(u, "change", "loop1", NULL, &props, 0);
         assert_int_equal(submitted_count_for(w, d), 1);
         world_run_all(w);
 
         /* A burst: UEVENT_BURST_EVENTS kernel uevents 1 ms apart. Each add acts at once. */
         for (unsigned i = 0; i < UEVENT_BURST_EVENTS; i++) {
-                uevent_handle_kernel(u, "add", disk_name(i));
+                uevent_handle_kernel(u, "add", disk_name(i), 0);
                 world_tick(w, 1 * MS);
         }
         assert_int_equal(w->n_submitted, UEVENT_BURST_EVENTS);
         world_run_all(w);
         /* In the burst: udev's events and the kernel's change are held, not run. */
         props = props_of("ID_MODEL=Held");
-        uevent_handle_udev(u, "change", "loop1", NULL, &props);
-        uevent_handle_kernel(u, "change", "loop2");
+        uevent_handle_udev(u, "change", "loop1", NULL, &props, 0);
+        uevent_handle_kernel(u, "change", "loop2", 0);
         assert_int_equal(w->n_submitted, 0);
         assert_true(d->held);
         assert_true(manager_find_disk(w->m, "loop2")->held);
@@ -214,7 +214,7 @@ TEST(burst_hold_release) {
         assert_int_equal(when, u->burst_last + UEVENT_BURST_QUIET_USEC);
 
         /* The timer fires while kernel uevents keep coming: still held. */
-        uevent_handle_kernel(u, "add", disk_name(17));
+        uevent_handle_kernel(u, "add", disk_name(17), 0);
         world_run_all(w);
         world_tick(w, UEVENT_BURST_QUIET_USEC / 2);
         uevent_burst_over(u);
@@ -241,20 +241,69 @@ TEST(burst_max) {
         DiskObject *d = world_disk(w, "loop4");
 
         for (unsigned i = 0; i < UEVENT_BURST_EVENTS; i++) {
-                uevent_handle_kernel(u, "add", disk_name(i));
+                uevent_handle_kernel(u, "add", disk_name(i), 0);
                 world_tick(w, 1 * MS);
         }
         world_run_all(w);
-        uevent_handle_udev(u, "change", "loop4", NULL, NULL);
+        uevent_handle_udev(u, "change", "loop4", NULL, NULL, 0);
         assert_true(d->held);
         for (uint64_t t = 0; t < UEVENT_BURST_MAX_USEC; t += 10 * MS) {
-                uevent_handle_kernel(u, "add", disk_name(18));
+                uevent_handle_kernel(u, "add", disk_name(18), 0);
                 world_run_all(w);
                 world_tick(w, 10 * MS);
                 uevent_burst_over(u);
         }
         assert_false(d->held);
         assert_int_equal(submitted_count_for(w, d), 1);
+        world_run_all(w);
+        world_free(w);
+}
+
+/* udev runs its rules seconds behind the kernel in a storm: the burst goes on, its disks held,
+ * until udev has broadcast the burst's last kernel uevent (SEQNUM), though the kernel is
+ * quiet; then each held disk is read once, in full, with what udev's events said. */
+TEST(burst_waits_for_udev) {
+        World *w = world_ran(N_DISKS, SETTINGS);
+        UeventMonitor *u = w->m->uevent;
+        DiskObject *d = world_disk(w, "loop3");
+        uint64_t when;
+        size_t held;
+
+        for (unsigned i = 0; i < UEVENT_BURST_EVENTS; i++) {
+                uevent_handle_kernel(u, "add", disk_name(i), 100 + 2 * i);
+                uevent_handle_kernel(u, "change", disk_name(i), 101 + 2 * i);
+                world_tick(w, 1 * MS);
+        }
+        world_run_all(w);
+        /* The kernel is quiet; udev's events of the first disks come. */
+        world_tick(w, 2 * UEVENT_BURST_QUIET_USEC);
+        for (unsigned i = 0; i < 4; i++) {
+                _cleanup_(udev_props_freep) UdevProps *props = props_of("ID_MODEL=Late");
+
+                uevent_handle_udev(u, "add", disk_name(i), NULL, NULL, 100 + 2 * i);
+                uevent_handle_udev(u, "change", disk_name(i), NULL, &props, 101 + 2 * i);
+        }
+        assert_int_equal(w->n_submitted, 0);
+        assert_true(d->held);
+        /* udev is behind: the timer looks again later, and holds on. */
+        assert_int_equal(sd_event_source_get_time(u->burst_source, &when), 0);
+        assert_int_equal(when, w->mono + UEVENT_BURST_QUIET_USEC);
+        world_tick(w, UEVENT_BURST_QUIET_USEC);
+        uevent_burst_over(u);
+        assert_true(d->held);
+        assert_int_equal(w->n_submitted, 0);
+        /* udev's event of the burst's last kernel uevent: caught up. */
+        uevent_handle_udev(u, "change", disk_name(UEVENT_BURST_EVENTS - 1), NULL, NULL,
+                           101 + 2 * (UEVENT_BURST_EVENTS - 1));
+        held = u->n_held;
+        assert_true(held > 4);  /* the first four disks and the kernel's later changes */
+        world_tick(w, UEVENT_BURST_QUIET_USEC);
+        uevent_burst_over(u);
+        assert_false(d->held);
+        assert_int_equal(u->n_held, 0);
+        assert_int_equal(w->n_submitted, held);
+        assert_false(submitted_for(w, d)->partial);
+        assert_string_equal(udev_props_get(submitted_for(w, d)->udev_props, "ID_MODEL"), "Late");
         world_run_all(w);
         world_free(w);
 }
@@ -293,7 +342,7 @@ TEST(removed_while_running) {
         assert_int_equal(disk_object_want(d, JOB_APPLY, NULL, NULL), 0);
         assert_int_equal(disk_object_queue(d, JOB_APPLY, NULL, &a->c), 0);
         completion_arm(&a->c);
-        uevent_handle_udev(w->m->uevent, "remove", "loop8", NULL, NULL);
+        uevent_handle_udev(w->m->uevent, "remove", "loop8", NULL, NULL, 0);
         assert_null(manager_find_disk(w->m, "loop8"));
         assert_true(d->gone);
         assert_int_equal(a->done, 1);
