@@ -37,7 +37,7 @@ typedef struct Desired {
 /* What ioschedctl shows of an org.iosched1.Disk. */
 typedef struct DiskInfo {
         char *path;
-        char *name, *transport, *model, *serial, *wwn, *last_error;
+        char *name, *transport, *last_error;
         char *role, *dm_kind, *upper;   /* Stack */
         bool rotational;
         uint32_t queues;
@@ -55,9 +55,6 @@ typedef struct DiskInfo {
 static const size_t string_fields[_BUS_PROPERTY_MAX] = {
         [BUS_DISK_NAME] = offsetof(DiskInfo, name),
         [BUS_DISK_TRANSPORT] = offsetof(DiskInfo, transport),
-        [BUS_DISK_MODEL] = offsetof(DiskInfo, model),
-        [BUS_DISK_SERIAL] = offsetof(DiskInfo, serial),
-        [BUS_DISK_WWN] = offsetof(DiskInfo, wwn),
         [BUS_DISK_LAST_ERROR] = offsetof(DiskInfo, last_error),
 };
 

@@ -6,7 +6,8 @@
 
 static uint64_t property_flags(BusPropertyChange change) {
         return change == BUS_PROPERTY_CONST ? SD_BUS_VTABLE_PROPERTY_CONST :
-               change == BUS_PROPERTY_EMITS ? SD_BUS_VTABLE_PROPERTY_EMITS_CHANGE : 0;
+               change == BUS_PROPERTY_EMITS ? SD_BUS_VTABLE_PROPERTY_EMITS_CHANGE :
+               change == BUS_PROPERTY_EXPLICIT ? SD_BUS_VTABLE_PROPERTY_EMITS_INVALIDATION | SD_BUS_VTABLE_PROPERTY_EXPLICIT : 0;
 }
 
 const sd_bus_vtable *bus_vtable_build(BusObject object, const BusPropertyImpl impl[_BUS_PROPERTY_MAX],

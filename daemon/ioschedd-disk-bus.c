@@ -381,7 +381,7 @@ static int append_interfaces(sd_bus_message *reply, DiskObject *d, const char *p
         for (BusPropertyId p = 0; r >= 0 && p < _BUS_PROPERTY_MAX; p++) {
                 const BusProperty *bp = bus_property(p);
 
-                if (bp->object != BUS_OBJECT_DISK)
+                if (bp->object != BUS_OBJECT_DISK || bp->change == BUS_PROPERTY_EXPLICIT)
                         continue;
                 r = open_entry(reply, "sv", 's', bp->name, 'v', bp->signature);
                 if (r >= 0)

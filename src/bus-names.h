@@ -7,7 +7,10 @@
  * only and free of sd-bus, so that any client can include it.
  *
  * A property is X(OBJECT, ID, "Name", "signature", CHANGE): CHANGE is how a client learns of a
- * new value, CONST (never changes), EMITS (PropertiesChanged) or NONE (read it again). A
+ * new value, CONST (never changes), EMITS (PropertiesChanged) or NONE (read it again); EXPLICIT:
+ * left out of GetAll and GetManagedObjects (a client that wants it calls Properties.Get), and
+ * PropertiesChanged names it among the invalidated (sd-bus's SD_BUS_VTABLE_PROPERTY_EXPLICIT
+ * with EMITS_INVALIDATION). A
  * disk's current attribute values are not properties of their own: they are the map Current,
  * keyed like the configuration (the attribute table of src/attr.c is the schema).
  */
@@ -45,18 +48,18 @@
         X(MANAGER, DRIFT_CORRECTED, "DriftCorrected", "t", EMITS)                               \
         X(MANAGER, DISKS_PENDING, "DisksPending", "u", NONE)                                    \
         X(DISK, NAME, "Name", "s", CONST)                                                       \
-        X(DISK, DEVNUM, "DevNum", "s", EMITS)                                                   \
-        X(DISK, MODEL, "Model", "s", EMITS)                                                     \
-        X(DISK, VENDOR, "Vendor", "s", EMITS)                                                   \
-        X(DISK, SERIAL, "Serial", "s", EMITS)                                                   \
-        X(DISK, WWN, "WWN", "s", EMITS)                                                         \
+        X(DISK, DEVNUM, "DevNum", "s", EXPLICIT)                                                \
+        X(DISK, MODEL, "Model", "s", EXPLICIT)                                                  \
+        X(DISK, VENDOR, "Vendor", "s", EXPLICIT)                                                \
+        X(DISK, SERIAL, "Serial", "s", EXPLICIT)                                                \
+        X(DISK, WWN, "WWN", "s", EXPLICIT)                                                      \
         X(DISK, TRANSPORT, "Transport", "s", EMITS)                                             \
         X(DISK, ROTATIONAL, "Rotational", "b", EMITS)                                           \
-        X(DISK, REMOVABLE, "Removable", "b", EMITS)                                             \
-        X(DISK, ZONED, "Zoned", "s", EMITS)                                                     \
+        X(DISK, REMOVABLE, "Removable", "b", EXPLICIT)                                          \
+        X(DISK, ZONED, "Zoned", "s", EXPLICIT)                                                  \
         X(DISK, STACK, "Stack", "(sss)", EMITS)                                                 \
         X(DISK, QUEUES, "Queues", "u", EMITS)                                                   \
-        X(DISK, SIZE_BYTES, "SizeBytes", "t", EMITS)                                            \
+        X(DISK, SIZE_BYTES, "SizeBytes", "t", EXPLICIT)                                         \
         X(DISK, AVAILABLE_SCHEDULERS, "AvailableSchedulers", "as", EMITS)                       \
         X(DISK, CURRENT, "Current", "a{ss}", EMITS)                                             \
         X(DISK, OTHER_WRITERS, "OtherWriters", "a(ssssussb)", EMITS)                            \
@@ -77,6 +80,7 @@ typedef enum BusPropertyChange {
         BUS_PROPERTY_CONST,
         BUS_PROPERTY_EMITS,
         BUS_PROPERTY_NONE,
+        BUS_PROPERTY_EXPLICIT,
 } BusPropertyChange;
 
 #define _BUS_PROPERTY_ENUM_(object, id, name, signature, change) BUS_##object##_##id,

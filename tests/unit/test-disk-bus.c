@@ -28,13 +28,13 @@ static char *dump(sd_bus_message *m) {
 }
 
 /* An a{sv} of @object's properties, entered: each name is the list's next, with its
- * signature. */
+ * signature; the EXPLICIT ones left out. */
 static void check_property_list(sd_bus_message *m, BusObject object) {
         for (BusPropertyId p = 0; p < _BUS_PROPERTY_MAX; p++) {
                 const BusProperty *bp = bus_property(p);
                 const char *name;
 
-                if (bp->object != object)
+                if (bp->object != object || bp->change == BUS_PROPERTY_EXPLICIT)
                         continue;
                 assert_int_equal(sd_bus_message_enter_container(m, 'e', "sv"), 1);
                 assert_int_equal(sd_bus_message_read_basic(m, 's', &name), 1);
@@ -180,6 +180,26 @@ TEST(stack) {
                 assert_string_equal(kind, "");
                 assert_string_equal(upper, i == 0 ? "" : "dm-7");
         }
+        world_free(w);
+}
+
+/* Each EXPLICIT property, left out of GetAll and GetManagedObjects, is read by Get with its
+ * signature. */
+TEST(explicit_properties) {
+        World *w = world_ran(1, SETTINGS);
+        unsigned n = 0;
+
+        world_connect_bus(w);
+        for (BusPropertyId p = 0; p < _BUS_PROPERTY_MAX; p++) {
+                _cleanup_(sd_bus_message_unrefp) sd_bus_message *reply = NULL;
+
+                if (bus_property(p)->object != BUS_OBJECT_DISK || bus_property(p)->change != BUS_PROPERTY_EXPLICIT)
+                        continue;
+                reply = loop_property(w, 0, p);
+                assert_int_equal(sd_bus_message_skip(reply, bus_property(p)->signature), 1);
+                n++;
+        }
+        assert_int_equal(n, 8);
         world_free(w);
 }
 
