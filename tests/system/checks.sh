@@ -550,15 +550,15 @@ check_mpath_evidence() {
 
 # Each device of the stacks as iosched sees it (iosched-apply --dry-run --json, shipped policy):
 # its role; the map at its policy (multipath-map-rotational: mq-deadline, nothing to write), the
-# paths left alone (no rule), the NVMe head's scheduler not applicable (its paths, hidden, are
-# not in this check yet); ioschedctl status shows
+# paths left alone (no rule), the NVMe head's scheduler not applicable (its paths, hidden:
+# check_stacks_nvme_paths); ioschedctl status shows
 # the role. Then a policy setting blk-mq's keys on the md array, the LVM volume and the NVMe head,
 # applied for real: every key "not applicable", nothing changed, nothing failed (exit 0).
 check_stacks_policy() {
 	local json out map devs
 	[ -s "$tmp/stacks.txt" ] || stacks_probe || { bad "cannot list the stacks"; return; }
 	map=$(stack_of mpath-map)
-	# The NVMe paths are hidden (no dev, no device node): not in this check yet.
+	# The NVMe paths are hidden (no dev, no device node): check_stacks_nvme_paths.
 	devs=$(awk '$1 != "nvme-path" { print $2 }' "$tmp/stacks.txt" | tr '\n' ' ')
 	json=$(guest "/usr/libexec/iosched-apply --dry-run --json $devs") || bad "iosched-apply --dry-run failed: $json"
 	out=$(python3 - "$tmp/stacks.txt" "$json" <<'PY'
@@ -610,6 +610,74 @@ assert len(objs) == 3 and len(acts) == 9, "%d reports, %d actions" % (len(objs),
 assert all(a["outcome"] == "unsupported" and "not applicable: bio-based" in a["reason"] for d, a in acts), "an action is not \"not applicable\""
 ' "$out" || bad "blk-mq keys on bio-based devices: $out"
 	grep -qx "exit 0" <<<"$out" || bad "iosched-apply on the bio-based devices: $(tail -n1 <<<"$out")"
+}
+
+# The NVMe head's paths (hidden: a queue, no device number, no node): iosched-apply reads them
+# by name, gives them role nvme-path, and writes them; a rule of match.role = nvme-path puts
+# mq-deadline on both (written once: the second run finds it), the kernel's scheduler file
+# says so, their io.cost.* keys are "not applicable" (no MAJ:MIN to key a line by), and
+# ioschedd lists them with their role. The paths' own schedulers are put back.
+check_stacks_nvme_paths() {
+	local paths out conf=/tmp/system-test-nvme-path.conf
+	[ -s "$tmp/stacks.txt" ] || stacks_probe || { bad "cannot list the stacks"; return; }
+	paths=$(stack_of nvme-path | tr '\n' ' ')
+	[ -n "$paths" ] || { bad "no NVMe path"; return; }
+	out=$(guest "keep=''
+		for p in $paths; do keep=\"\$keep \$p=\$(sed 's/.*\\[\\(.*\\)\\].*/\\1/' /sys/block/\$p/queue/scheduler)\"; done
+		echo \"before\$keep\"
+		printf '[rule system-test-nvme-path]\nmatch.role = nvme-path\nscheduler = mq-deadline\niocost.enable = yes\n' >$conf
+		for run in 1 2; do
+			/usr/libexec/iosched-apply --config $conf --json $paths | sed \"s/^/run\$run /\"
+			echo \"run\$run exit \${PIPESTATUS[0]}\"
+		done
+		for p in $paths; do echo \"kernel \$p \$(cat /sys/block/\$p/queue/scheduler)\"; done
+		ioschedctl status | awk '\$1 ~ /^nvme[0-9]+c[0-9]+n[0-9]+\$/ { print \"ioschedctl\", \$1, \$3 }'
+		for kv in \$keep; do echo \${kv#*=} >/sys/block/\${kv%%=*}/queue/scheduler; done
+		rm -f $conf") || { bad "iosched-apply on the NVMe paths: $out"; return; }
+	python3 - "$paths" "$out" <<'PY' || bad "the NVMe paths: see above"
+import json, sys
+paths = sys.argv[1].split()
+lines = sys.argv[2].splitlines()
+ok = True
+def bad(msg):
+    global ok
+    print("BAD " + msg)
+    ok = False
+for run in ("run1", "run2"):
+    objs = [json.loads(l[len(run) + 1:]) for l in lines if l.startswith(run + " {")]
+    if sorted(o["disk"] for o in objs) != sorted(paths):
+        bad("%s reported %s, not the paths %s" % (run, [o["disk"] for o in objs], paths))
+    if run + " exit 0" not in lines:
+        bad("%s: iosched-apply did not exit 0" % run)
+    for o in objs:
+        acts = {a["key"]: a for a in o["actions"]}
+        print("  %s %s role=%s %s" % (run, o["disk"], o.get("role"),
+              " ".join("%s:%s(%s)" % (k, a["outcome"], a["reason"]) for k, a in acts.items())))
+        if o.get("role") != "nvme-path":
+            bad("%s: role %s, want nvme-path" % (o["disk"], o.get("role")))
+        want = "written" if run == "run1" else "skipped"
+        if acts.get("scheduler", {}).get("outcome") not in ((want, "skipped") if run == "run1" else (want,)):
+            bad("%s %s: scheduler %s, want %s" % (run, o["disk"], acts.get("scheduler", {}).get("outcome"), want))
+        io = [a for k, a in acts.items() if k.startswith("iocost")]
+        if not io or any("not applicable" not in (a["reason"] or "") for a in io):
+            bad("%s %s: the iocost keys are not 'not applicable'" % (run, o["disk"]))
+before = dict(kv.split("=") for l in lines if l.startswith("before ") for kv in l.split()[1:])
+written = sum(1 for l in lines if l.startswith("run1 {") for a in json.loads(l[5:])["actions"]
+              if a["key"] == "scheduler" and a["outcome"] == "written")
+due = sum(1 for p in paths if before.get(p) != "mq-deadline")
+print("  before: %s; run1: %d scheduler writes, %d due" % (before, written, due))
+if written != due:
+    bad("run1 wrote %d schedulers, %d were due" % (written, due))
+for p in paths:
+    if not any(l.startswith("kernel %s " % p) and "[mq-deadline]" in l for l in lines):
+        bad("%s: the kernel's scheduler is not mq-deadline after the runs" % p)
+    if "ioschedctl %s nvme-path" % p not in lines:
+        bad("ioschedctl status does not list %s as nvme-path" % p)
+for l in lines:
+    if l.startswith(("kernel ", "ioschedctl ")):
+        print("  " + l)
+sys.exit(0 if ok else 1)
+PY
 }
 
 # Events of a multipath map: multipathd fails a path and reinstates it (change events of the map
