@@ -198,6 +198,31 @@ check_initramfs() {
 		bad "$dev's policy line is not older than the switch to the real root"
 }
 
+# dracut (dracut-core 059, beside initramfs-tools in the image) with the package's module
+# 90iosched: an initramfs of that module (and what it depends on, udev-rules) made in the guest
+# for the running kernel holds the helper the rule runs, the rule, and the policy's main file and
+# drop-ins as on the real root, and the rule in it names a helper that is in it.
+check_initramfs_dracut() {
+	local out helper img=/var/tmp/system-test-dracut.img
+	[ "$package_kind" = deb ] || { skip "no .deb: no dracut module installed"; return; }
+	out=$(guest -t 600 "printf '[rule system-test-dracut]\nmatch.name = system-test-none\nscheduler = none\n' >/etc/iosched.d/50-system-test-dracut.conf
+		dracut --quiet --force --no-hostonly --no-compress --no-early-microcode --modules iosched --kver \$(uname -r) $img 2>&1 | tail -n 5
+		echo \"dracut exit \${PIPESTATUS[0]}\"
+		rm -f /etc/iosched.d/50-system-test-dracut.conf
+		lsinitrd $img | awk '{ print \"file \" \$NF }' | grep iosched
+		mkdir -p /var/tmp/std && cd /var/tmp/std && cpio -id --quiet '*60-iosched.rules' <$img 2>/dev/null
+		find /var/tmp/std -name 60-iosched.rules -exec sed -n 's/^.*RUN+=\"\([^ \"]*\) .*/rule runs \1/p' {} +
+		cd / && rm -rf /var/tmp/std $img") || { bad "dracut in the guest: $out"; return; }
+	echo "$out" | sed 's/^/  /'
+	grep -qx 'dracut exit 0' <<<"$out" || bad "dracut failed"
+	helper=$(sed -n 's/^rule runs //p' <<<"$out" | head -n1)
+	[ -n "$helper" ] || bad "no 60-iosched.rules with a RUN in the initramfs"
+	grep -qx "file ${helper#/}" <<<"$out" || bad "the rule runs $helper, which is not in the initramfs"
+	grep -qE '^file (usr/)?lib/udev/rules.d/60-iosched.rules$' <<<"$out" || bad "no rule in the initramfs"
+	grep -qx 'file usr/lib/iosched.conf' <<<"$out" || bad "the shipped policy /usr/lib/iosched.conf is not in the initramfs"
+	grep -qx 'file etc/iosched.d/50-system-test-dracut.conf' <<<"$out" || bad "the drop-in is not in the initramfs"
+}
+
 # udevadm trigger --action=change and a close-after-write (60-block.rules' inotify watch, a
 # change event) make no write to any queue attribute. Counted by the kernel: the function
 # tracer on queue_attr_store() (queue/*) and elv_attr_store() (queue/iosched/*), the sysfs
