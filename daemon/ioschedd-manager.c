@@ -128,6 +128,40 @@ int manager_queue_all(Manager *m, Completion *c) {
         return 0;
 }
 
+int manager_add_nvme_paths(Manager *m, const char *head) {
+        _cleanup_(sysfs_freep) Sysfs *s = NULL;
+        _cleanup_(strv_freep) char **paths = NULL;
+        int r;
+
+        assert(m && head);
+        if (!startswith(head, "nvme") || strchr(head, 'c'))
+                return 0;       /* not a head: nvme<S>n<N> has no controller part */
+        r = sysfs_new(m->sysfs_root, &s);
+        if (r == -ENOMEM)
+                return r;
+        if (r < 0)
+                return 0;       /* the root is logged at start */
+        r = sysfs_nvme_head_paths(s, head, &paths);
+        if (r < 0)
+                return r;
+        for (char **p = paths; *p; p++) {
+                DiskObject *d;
+
+                if (manager_find_disk(m, *p))
+                        continue;
+                r = manager_add_disk(m, *p, &d);
+                if (r == -EINVAL)
+                        continue;
+                if (r < 0)
+                        return r;
+                log_debug("%s: a path of %s (a hidden disk: no uevent of its own)", *p, head);
+                r = disk_object_want(d, JOB_APPLY, NULL, NULL);
+                if (r == -ENOMEM)
+                        return r;
+        }
+        return 0;
+}
+
 int manager_rescan(Manager *m, Completion *c) {
         _cleanup_(sysfs_freep) Sysfs *s = NULL;
         _cleanup_(strv_freep) char **names = NULL;

@@ -128,6 +128,17 @@ void manager_remove_disk(Manager *m, DiskObject *d);
 int manager_queue_all(Manager *m, Completion *c);
 
 /**
+ * manager_add_nvme_paths() - add the paths of an NVMe multipath head that are not known yet
+ * @m: the manager
+ * @head: a disk name; nothing is done unless it is a head's (nvme<S>n<N>)
+ *
+ * A path is a hidden disk, of which the kernel announces nothing: an event of its head is the
+ * sign that it may have come (at start, the rescan finds those there). Each new one is applied.
+ * Return: 0 or -ENOMEM.
+ */
+int manager_add_nvme_paths(Manager *m, const char *head);
+
+/**
  * manager_rescan() - list the disks again: new ones are added, vanished ones removed, all are
  * applied (at start, and after the monitor lost events)
  * @m: the manager

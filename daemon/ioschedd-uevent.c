@@ -125,6 +125,9 @@ static DiskObject *uevent_disk(UeventMonitor *u, const char *name) {
                 log_oom();
                 return NULL;
         }
+        /* An NVMe head's paths are hidden disks, of which the kernel sends no uevent. */
+        if (manager_add_nvme_paths(u->manager, name) < 0)
+                log_oom();
         return d;
 }
 

@@ -326,6 +326,48 @@ int sysfs_list_disks(Sysfs *s, char ***ret) {
         return 0;
 }
 
+/* "nvme<A>" + the rest, A a number with nothing before it: A, or -1. */
+static int nvme_number(const char *s, const char *rest) {
+        unsigned a;
+        int n = -1;
+
+        if (sscanf(s, "nvme%u%n", &a, &n) != 1 || n < 0 || !streq(s + n, rest) || a > INT_MAX)
+                return -1;
+        return (int) a;
+}
+
+int sysfs_nvme_head_paths(Sysfs *s, const char *head, char ***ret) {
+        _cleanup_(strv_freep) char **l = NULL;
+        _cleanup_(closedirp) DIR *dir = NULL;
+        char path[PATH_MAX], name[32];     /* a disk name is at most 31 characters */
+        unsigned sub, ns;
+        int n = -1, r;
+
+        assert(s && head && ret);
+        l = calloc(1, sizeof(char *));
+        if (!l)
+                return -ENOMEM;
+        if (sscanf(head, "nvme%un%u%n", &sub, &ns, &n) != 2 || n < 0 || head[n] ||
+            path_printf(path, sizeof(path), "sys/class/nvme-subsystem/nvme-subsys%u", sub) < 0 ||
+            opendir_at(s->root_fd, path, &dir) < 0) {
+                *ret = TAKE_PTR(l);
+                return 0;
+        }
+        for (struct dirent *de; (de = readdir(dir));) {
+                int c = nvme_number(de->d_name, "");
+
+                if (c < 0 || (size_t) snprintf(name, sizeof(name), "nvme%uc%dn%u", sub, c, ns) >= sizeof(name) ||
+                    !disk_name_is_valid(name) || !sysfs_disk_exists(s, name))
+                        continue;
+                r = strv_extend(&l, name);
+                if (r < 0)
+                        return r;
+        }
+        strv_sort(l);
+        *ret = TAKE_PTR(l);
+        return 0;
+}
+
 bool sysfs_disk_exists(Sysfs *s, const char *name) {
         int64_t hidden;
 

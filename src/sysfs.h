@@ -49,6 +49,18 @@ unsigned sysfs_hz(const Sysfs *s);
 int sysfs_list_disks(Sysfs *s, char ***ret);
 
 /**
+ * sysfs_nvme_head_paths() - the paths of an NVMe multipath head
+ * @head: the head's name, nvme<S>n<N>
+ *
+ * A path is a hidden disk, nvme<S>c<C>n<N> for each controller nvme<C> of the head's subsystem
+ * (sys/class/nvme-subsystem/nvme-subsys<S>/): the kernel sends no uevent for a hidden disk, so
+ * only its head's tells that it may be there.
+ * Return: 0 and the paths that exist (an empty list for a name that is not a head's, or a
+ * subsystem gone), or a negative errno.
+ */
+int sysfs_nvme_head_paths(Sysfs *s, const char *head, char ***ret);
+
+/**
  * sysfs_disk_exists() - whether a block device of that name is there now
  * Return: true when @name is a valid name and sys/class/block/@name/dev exists, or it is a
  * hidden disk (hidden reads 1) with a queue.

@@ -657,6 +657,8 @@ check_stacks_nvme_paths() {
 		done
 		for p in $paths; do echo \"kernel \$p \$(cat /sys/block/\$p/queue/scheduler)\"; done
 		ioschedctl status | awk '\$1 ~ /^nvme[0-9]+c[0-9]+n[0-9]+\$/ { print \"ioschedctl\", \$1, \$3 }'
+		ioschedctl status | grep '^nvme' | sed 's/^/status: /'
+		journalctl -b -u ioschedd.service | grep -E 'nvme[0-9]+c[0-9]+n' | tail -n 6 | sed 's/^/journal: /'
 		for kv in \$keep; do echo \${kv#*=} >/sys/block/\${kv%%=*}/queue/scheduler; done
 		rm -f $conf") || { bad "iosched-apply on the NVMe paths: $out"; return; }
 	python3 - "$paths" "$out" <<'PY' || bad "the NVMe paths: see above"
@@ -699,7 +701,7 @@ for p in paths:
     if "ioschedctl %s nvme-path" % p not in lines:
         bad("ioschedctl status does not list %s as nvme-path" % p)
 for l in lines:
-    if l.startswith(("kernel ", "ioschedctl ")):
+    if l.startswith(("kernel ", "ioschedctl ", "status: ", "journal: ")):
         print("  " + l)
 sys.exit(0 if ok else 1)
 PY

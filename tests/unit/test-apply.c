@@ -10,6 +10,7 @@
 #include "fixture.h"
 #include "tests.h"
 #include "util.h"
+#include "writers-scan.h"
 
 static void setup(Fixture *c, const FakeDiskSpec *spec, const char *settings) {
         fixture_setup(c, spec, "apply.conf", "*", settings);
@@ -629,6 +630,7 @@ TEST(max_sectors_above_hw) {
  * It is read, classified and written like any disk; iocost, keyed by MAJ:MIN, is not applicable. */
 TEST(hidden_nvme_path) {
         static const FakeDiskSpec spec = { .name = "nvme2c2n1", .devnum = "259:9", .scheduler = "mq-deadline", .queues = 2 };
+        _cleanup_(writers_freep) Writers *w = NULL;
         _cleanup_(disk_run_freep) DiskRun *run = NULL;
         char path[PATH_MAX];
         Fixture c;
@@ -654,6 +656,14 @@ TEST(hidden_nvme_path) {
         assert_non_null(strstr(fixture_action(run->plan, "iocost.enable")->reason, "hidden disk"));
         assert_int_equal(run->summary.failed, 0);
         assert_int_equal(c.k->iocost_writes, 0);
+        run = disk_run_free(run);
+
+        /* As ioschedd runs it: everything read (a full pass), the other writers looked for. */
+        assert_int_equal(writers_scan(c.k->root, &w), 0);
+        assert_int_equal(disk_run(c.s, c.p, w, "nvme2c2n1", NULL, NULL, DISK_RUN_LOCK, &run), 0);
+        assert_int_equal(run->state, DISK_RUN_DONE);
+        assert_int_equal(run->disk->stack.role, STACK_ROLE_NVME_PATH);
+        assert_int_equal(run->summary.failed, 0);
         fixture_teardown(&c);
 }
 

@@ -7,6 +7,10 @@
  * holds udev's events and releases them at its end; disks read in part are read in full once
  * all is quiet; a disk that goes away while its job runs leaves, and who waited hears it.
  */
+#include <limits.h>
+#include <stdio.h>
+#include <unistd.h>
+
 #include "daemon-world.h"
 #include "tests.h"
 #include "util.h"
@@ -64,6 +68,37 @@ TEST(first_pass) {
         }
         assert_int_equal(w->m->n_running, 0);
         assert_true(w->m->writes_done >= N_DISKS);
+        world_free(w);
+}
+
+/* An NVMe head's paths are hidden disks (a queue, no dev) of which the kernel sends no uevent:
+ * the head's event brings them in, each read and applied like any disk; without the head's
+ * event nothing does. */
+TEST(hidden_nvme_paths) {
+        static const FakeDiskSpec head = { .name = "nvme2n1", .devnum = "259:1", .no_scheduler_file = true };
+        static const FakeDiskSpec path = { .name = "nvme2c2n1", .devnum = "259:9", .scheduler = "none", .queues = 2 };
+        World *w = world_ran(1, "scheduler = mq-deadline\n[rule paths]\nmatch.role = nvme-path\nscheduler = mq-deadline");
+        UeventMonitor *u = w->m->uevent;
+        char p[PATH_MAX];
+        DiskObject *d;
+
+        assert_int_equal(fake_disk_add(w->k, &path), 0);
+        snprintf(p, sizeof(p), "%s/sys/class/block/nvme2c2n1/dev", w->k->root);
+        assert_int_equal(unlink(p), 0);
+        assert_int_equal(fake_write(w->k, "sys/class/block/nvme2c2n1/hidden", "1"), 0);
+        assert_int_equal(fake_write(w->k, "sys/class/nvme-subsystem/nvme-subsys2/nvme2/cntlid", "1"), 0);
+        assert_int_equal(fake_disk_add(w->k, &head), 0);
+        assert_null(manager_find_disk(w->m, "nvme2c2n1"));
+
+        uevent_handle_kernel(u, "add", "nvme2n1", 0);
+        world_run_all(w);
+        d = manager_find_disk(w->m, "nvme2c2n1");
+        assert_non_null(d);
+        assert_true(disk_object_is_published(d));
+        assert_true(d->reading.disk->hidden);
+        assert_int_equal(d->reading.disk->stack.role, STACK_ROLE_NVME_PATH);
+        assert_string_equal(d->reading.disk->scheduler, "mq-deadline");
+        assert_non_null(manager_find_disk(w->m, "nvme2n1"));
         world_free(w);
 }
 
