@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 #pragma once
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <systemd/sd-bus.h>
@@ -8,11 +9,14 @@
 #include "bus-names.h"
 
 /* How the daemon serves one property of BUS_PROPERTIES: its getter, or (without one) the
- * offset of its value in the object; the dirty mask's fields whose change it shows. */
+ * offset of its value in the object; the dirty mask's fields whose change it shows; whether its
+ * value is empty (an empty array or string), for the properties that GetManagedObjects and
+ * InterfacesAdded leave out then (NULL: never left out). */
 typedef struct BusPropertyImpl {
         sd_bus_property_get_t get;
         size_t offset;
         uint64_t fields;
+        bool (*empty)(const void *userdata);
 } BusPropertyImpl;
 
 /**

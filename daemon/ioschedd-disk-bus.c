@@ -272,6 +272,22 @@ static int property_get_holds(GETTER_ARGS) {
         return r < 0 ? r : sd_bus_message_close_container(reply);
 }
 
+/* Whether a property's value is empty: GetManagedObjects and InterfacesAdded leave it out. */
+#define DEFINE_EMPTY(fn, expr)                                                          \
+        static bool fn(const void *userdata) {                                          \
+                const DiskObject *o = userdata;                                         \
+                return (expr);                                                          \
+        }
+
+DEFINE_EMPTY(empty_schedulers, strv_isempty(o->reading.disk->schedulers));
+DEFINE_EMPTY(empty_writers, !o->reading.disk->writers || o->reading.disk->writers->n == 0);
+DEFINE_EMPTY(empty_desired, !o->reading.resolved || o->reading.resolved->n_settings == 0);
+DEFINE_EMPTY(empty_mismatched, strv_isempty(o->mismatched));
+DEFINE_EMPTY(empty_rules, !o->reading.resolved || o->reading.resolved->n_rules == 0);
+DEFINE_EMPTY(empty_changes, strv_length(o->last_changes) < 3);
+DEFINE_EMPTY(empty_error, !o->last_error || !*o->last_error);
+DEFINE_EMPTY(empty_holds, o->n_holds == 0);
+
 #define FIELD(f) DISK_FIELD_BIT(f)
 /* Every field of the dirty mask that Current shows. */
 #define CURRENT_FIELDS                                                                  \
@@ -293,15 +309,20 @@ static const BusPropertyImpl disk_properties[_BUS_PROPERTY_MAX] = {
         [BUS_DISK_STACK] = { property_get_stack, .fields = FIELD(DISK_FIELD_STACK) },
         [BUS_DISK_QUEUES] = { property_get_queues, .fields = FIELD(DISK_FIELD_QUEUES) },
         [BUS_DISK_SIZE_BYTES] = { property_get_size, .fields = FIELD(DISK_FIELD_SIZE) },
-        [BUS_DISK_AVAILABLE_SCHEDULERS] = { property_get_schedulers, .fields = FIELD(DISK_FIELD_SCHEDULERS) },
-        [BUS_DISK_OTHER_WRITERS] = { property_get_other_writers, .fields = FIELD(DISK_FIELD_OTHER_WRITERS) },
-        [BUS_DISK_DESIRED] = { property_get_desired, .fields = FIELD(DISK_OBJECT_DESIRED) },
-        [BUS_DISK_MISMATCHED] = { property_get_mismatched, .fields = FIELD(DISK_OBJECT_MISMATCHED) },
-        [BUS_DISK_MATCHED_RULES] = { property_get_rules, .fields = FIELD(DISK_OBJECT_RULES) },
+        [BUS_DISK_AVAILABLE_SCHEDULERS] = { property_get_schedulers, .fields = FIELD(DISK_FIELD_SCHEDULERS),
+                                            .empty = empty_schedulers },
+        [BUS_DISK_OTHER_WRITERS] = { property_get_other_writers, .fields = FIELD(DISK_FIELD_OTHER_WRITERS),
+                                     .empty = empty_writers },
+        [BUS_DISK_DESIRED] = { property_get_desired, .fields = FIELD(DISK_OBJECT_DESIRED), .empty = empty_desired },
+        [BUS_DISK_MISMATCHED] = { property_get_mismatched, .fields = FIELD(DISK_OBJECT_MISMATCHED),
+                                 .empty = empty_mismatched },
+        [BUS_DISK_MATCHED_RULES] = { property_get_rules, .fields = FIELD(DISK_OBJECT_RULES), .empty = empty_rules },
         [BUS_DISK_LAST_APPLIED] = { property_get_last_applied, .fields = FIELD(DISK_OBJECT_LAST_APPLIED) },
-        [BUS_DISK_LAST_CHANGES] = { property_get_changes, .fields = FIELD(DISK_OBJECT_LAST_CHANGES) },
-        [BUS_DISK_LAST_ERROR] = { property_get_last_error, .fields = FIELD(DISK_OBJECT_LAST_ERROR) },
-        [BUS_DISK_HOLDS] = { property_get_holds, .fields = FIELD(DISK_OBJECT_HOLDS) },
+        [BUS_DISK_LAST_CHANGES] = { property_get_changes, .fields = FIELD(DISK_OBJECT_LAST_CHANGES),
+                                   .empty = empty_changes },
+        [BUS_DISK_LAST_ERROR] = { property_get_last_error, .fields = FIELD(DISK_OBJECT_LAST_ERROR),
+                                 .empty = empty_error },
+        [BUS_DISK_HOLDS] = { property_get_holds, .fields = FIELD(DISK_OBJECT_HOLDS), .empty = empty_holds },
         [BUS_DISK_CURRENT] = { property_get_current, .fields = CURRENT_FIELDS },
         [BUS_DISK_NAME] = { property_get_name },        /* const */
 };
@@ -366,7 +387,10 @@ static int open_entry(sd_bus_message *reply, const char *contents, char key_type
 }
 
 /* The a{sa{sv}} of one disk (in GetManagedObjects and InterfacesAdded): the disk's interface
- * with every property, in the order of BUS_PROPERTIES, as sd-bus's own GetAll has them.
+ * with its properties in the order of BUS_PROPERTIES, as sd-bus's own GetAll has them, but for
+ * an empty array or string: left out. Each {sv} costs the daemon, dbus-daemon (which checks the
+ * variant's signature) and the client about 5,700 instructions besides its elements' (callgrind,
+ * 4096 disks): the five empty ones of a disk at its policy were a fifth of the reply's cost.
  * sd-bus's object manager would also list Peer, Introspectable and Properties, without
  * properties, for every object; like GDBus's, ours lists the interface that has them: at 4096
  * disks the three empty entries were 8% of what a client's sd-bus spent walking the reply
@@ -381,7 +405,8 @@ static int append_interfaces(sd_bus_message *reply, DiskObject *d, const char *p
         for (BusPropertyId p = 0; r >= 0 && p < _BUS_PROPERTY_MAX; p++) {
                 const BusProperty *bp = bus_property(p);
 
-                if (bp->object != BUS_OBJECT_DISK || bp->change == BUS_PROPERTY_EXPLICIT)
+                if (bp->object != BUS_OBJECT_DISK || bp->change == BUS_PROPERTY_EXPLICIT ||
+                    (disk_properties[p].empty && disk_properties[p].empty(d)))
                         continue;
                 r = open_entry(reply, "sv", 's', bp->name, 'v', bp->signature);
                 if (r >= 0)

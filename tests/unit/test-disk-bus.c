@@ -203,8 +203,70 @@ TEST(explicit_properties) {
         world_free(w);
 }
 
-/* GetManagedObjects: each published disk with its one interface, the properties equal to
- * sd-bus's own GetAll (names, order, types, values). */
+/* The next {sv} of @m, entered, dumped and left: its name in @ret_name, NULL at the end. */
+static char *next_property(sd_bus_message *m, const char **ret_name, bool *ret_empty) {
+        const char *contents;
+        char type, *text;
+
+        if (sd_bus_message_enter_container(m, 'e', "sv") <= 0) {
+                *ret_name = NULL;
+                return NULL;
+        }
+        assert_int_equal(sd_bus_message_read_basic(m, 's', ret_name), 1);
+        assert_int_equal(sd_bus_message_peek_type(m, &type, &contents), 1);
+        assert_int_equal(sd_bus_message_enter_container(m, 'v', contents), 1);
+        if (contents[0] == 'a') {
+                assert_int_equal(sd_bus_message_enter_container(m, 'a', contents + 1), 1);
+                *ret_empty = sd_bus_message_at_end(m, false) > 0;
+                while (sd_bus_message_skip(m, contents + 1) > 0)
+                        ;
+                assert_int_equal(sd_bus_message_exit_container(m), 1);
+        } else if (streq(contents, "s")) {
+                const char *v;
+
+                assert_int_equal(sd_bus_message_read_basic(m, 's', &v), 1);
+                *ret_empty = !*v;
+        } else
+                *ret_empty = false;
+        assert_true(sd_bus_message_rewind(m, false) > 0);     /* the variant, again */
+        text = dump(m);
+        assert_int_equal(sd_bus_message_exit_container(m), 1);  /* v */
+        assert_int_equal(sd_bus_message_exit_container(m), 1);  /* {sv} */
+        return text;
+}
+
+/* An object's a{sv} in GetManagedObjects (@listed, entered) against its GetAll (@all, entered):
+ * the same properties in the same order with the same values, but for an empty array or string:
+ * left out of @listed. Return: how many were left out. */
+static unsigned check_listed(sd_bus_message *listed, sd_bus_message *all) {
+        const char *name, *listed_name;
+        unsigned left_out = 0;
+        bool empty, listed_empty;
+        _cleanup_(freep) char *listed_text = next_property(listed, &listed_name, &listed_empty);
+
+        for (;;) {
+                _cleanup_(freep) char *text = next_property(all, &name, &empty);
+
+                if (!name)
+                        break;
+                if (empty) {
+                        left_out++;
+                        assert_true(!listed_name || !streq(listed_name, name));
+                        continue;
+                }
+                assert_non_null(listed_name);
+                assert_string_equal(listed_name, name);
+                assert_string_equal(listed_text, text);
+                free(listed_text);
+                listed_text = next_property(listed, &listed_name, &listed_empty);
+        }
+        assert_null(listed_name);
+        return left_out;
+}
+
+/* GetManagedObjects: each published disk with its one interface, the properties of sd-bus's own
+ * GetAll (names, order, types, values) but for the empty ones: a disk at its policy has no
+ * other writers, mismatches, error or holds, and its rule changed nothing on the last pass. */
 TEST(managed_objects) {
         World *w = world_ran(5, SETTINGS);
         _cleanup_(sd_bus_message_unrefp) sd_bus_message *reply = NULL;
@@ -217,7 +279,6 @@ TEST(managed_objects) {
         assert_int_equal(sd_bus_message_enter_container(reply, 'a', "{oa{sa{sv}}}"), 1);
         while (sd_bus_message_enter_container(reply, 'e', "oa{sa{sv}}") > 0) {
                 _cleanup_(sd_bus_message_unrefp) sd_bus_message *all = NULL;
-                _cleanup_(freep) char *listed = NULL, *got = NULL;
 
                 assert_int_equal(sd_bus_message_read_basic(reply, 'o', &path), 1);
                 assert_int_equal(sd_bus_message_enter_container(reply, 'a', "{sa{sv}}"), 1);
@@ -225,12 +286,10 @@ TEST(managed_objects) {
                 assert_int_equal(sd_bus_message_read_basic(reply, 's', &interface), 1);
                 assert_string_equal(interface, BUS_DISK_INTERFACE);
                 assert_int_equal(sd_bus_message_enter_container(reply, 'a', "{sv}"), 1);
-                listed = dump(reply);
-                assert_int_equal(sd_bus_message_exit_container(reply), 1);      /* a{sv} */
                 all = get_all(w, path, BUS_DISK_INTERFACE);
                 assert_int_equal(sd_bus_message_enter_container(all, 'a', "{sv}"), 1);
-                got = dump(all);
-                assert_string_equal(listed, got);
+                assert_int_equal(check_listed(reply, all), 4);
+                assert_int_equal(sd_bus_message_exit_container(reply), 1);      /* a{sv} */
                 assert_int_equal(sd_bus_message_exit_container(reply), 1);      /* {sa{sv}} */
                 assert_int_equal(sd_bus_message_at_end(reply, false), 1);      /* one interface */
                 assert_int_equal(sd_bus_message_exit_container(reply), 1);
