@@ -47,14 +47,16 @@
     }
 
     function diskView(p) {
+        /* Device: transport, rotational, queues, stack (role, dm kind, above). */
+        const [transport, rotational] = p.Device || ["", false];
         const keys = (p.Desired || []).map(([key, value, rule, file, line]) => {
             const current = currentValue(p, key);
             return { key, current, desired: value, rule, file, line, differs: differs(key, current, value, p) };
         });
         return {
             name: p.Name,
-            transport: p.Transport || "",
-            rotational: !!p.Rotational,
+            transport: transport || "",
+            rotational: !!rotational,
             scheduler: currentValue(p, "scheduler") || "",
             keys,
             rules: (p.MatchedRules || []).map(([rule, file, line]) => ({ rule, file, line })),

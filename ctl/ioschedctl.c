@@ -260,6 +260,21 @@ static int read_stack(sd_bus_message *m, DiskInfo *d) {
         return 0;
 }
 
+/* Device: Transport, Rotational, Queues, Stack. */
+static int read_device(sd_bus_message *m, DiskInfo *d) {
+        int r = sd_bus_message_enter_container(m, 'r', "sbu(sss)");
+
+        if (r >= 0)
+                r = read_string(m, &d->transport);
+        if (r >= 0)
+                r = read_bool(m, &d->rotational);
+        if (r >= 0)
+                r = sd_bus_message_read_basic(m, 'u', &d->queues);
+        if (r >= 0)
+                r = read_stack(m, d);
+        return r < 0 ? r : sd_bus_message_exit_container(m);
+}
+
 /* "multipath-path of dm-0", "dm LVM", "disk": the role as status and explain show it. */
 static char *stack_text(const DiskInfo *d) {
         return strdup_printf("%s%s%s%s%s", d->role ?: "-", d->dm_kind && *d->dm_kind ? " " : "",
@@ -276,6 +291,8 @@ static int read_disk_prop(sd_bus_message *m, const char *name, const char *conte
         if (string_field(d, p))
                 return read_string(m, string_field(d, p));
         switch (p) {
+        case BUS_DISK_DEVICE:
+                return read_device(m, d);
         case BUS_DISK_ROTATIONAL:
                 return read_bool(m, &d->rotational);
         case BUS_DISK_OTHER_WRITERS:

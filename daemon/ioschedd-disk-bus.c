@@ -46,14 +46,35 @@ DEFINE_DISK_STRING_GETTER(property_get_last_error, strempty(o->last_error));
 DEFINE_DISK_GETTER(property_get_last_applied, 't', uint64_t, o->last_applied);
 
 /* Stack: the role, the dm uuid's kind, the map or array above ("" for none or unknown). */
-DISK_GETTER(property_get_stack,
+static int append_stack(sd_bus_message *reply, const Disk *d) {
         int r = sd_bus_message_open_container(reply, 'r', "sss");
+
         if (r >= 0)
                 r = sd_bus_message_append_basic(reply, 's', stack_role_to_string(d->stack.role));
         if (r >= 0)
                 r = sd_bus_message_append_basic(reply, 's', strempty(d->stack.dm_kind));
         if (r >= 0)
                 r = sd_bus_message_append_basic(reply, 's', strempty(d->stack.upper));
+        return r < 0 ? r : sd_bus_message_close_container(reply);
+}
+
+DISK_GETTER(property_get_stack, return append_stack(reply, d);)
+
+/* Device: Transport, Rotational, Queues and Stack in one struct, one entry of GetManagedObjects
+ * instead of four. */
+DISK_GETTER(property_get_device,
+        int rotational = d->rotational == 1;
+        uint32_t queues = d->nr_hw_queues;
+        int r = sd_bus_message_open_container(reply, 'r', "sbu(sss)");
+
+        if (r >= 0)
+                r = sd_bus_message_append_basic(reply, 's', transport_to_string(d->transport));
+        if (r >= 0)
+                r = sd_bus_message_append_basic(reply, 'b', &rotational);
+        if (r >= 0)
+                r = sd_bus_message_append_basic(reply, 'u', &queues);
+        if (r >= 0)
+                r = append_stack(reply, d);
         return r < 0 ? r : sd_bus_message_close_container(reply);)
 
 static int append_pair(sd_bus_message *reply, const char *key, const char *value) {
@@ -325,6 +346,8 @@ static const BusPropertyImpl disk_properties[_BUS_PROPERTY_MAX] = {
         [BUS_DISK_HOLDS] = { property_get_holds, .fields = FIELD(DISK_OBJECT_HOLDS), .empty = empty_holds },
         [BUS_DISK_CURRENT] = { property_get_current, .fields = CURRENT_FIELDS },
         [BUS_DISK_NAME] = { property_get_name },        /* const */
+        [BUS_DISK_DEVICE] = { property_get_device, .fields = FIELD(DISK_FIELD_TRANSPORT) | FIELD(DISK_FIELD_ROTATIONAL) |
+                                                             FIELD(DISK_FIELD_QUEUES) | FIELD(DISK_FIELD_STACK) },
 };
 
 

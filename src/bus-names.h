@@ -48,17 +48,18 @@
         X(MANAGER, DRIFT_CORRECTED, "DriftCorrected", "t", EMITS)                               \
         X(MANAGER, DISKS_PENDING, "DisksPending", "u", NONE)                                    \
         X(DISK, NAME, "Name", "s", CONST)                                                       \
+        X(DISK, DEVICE, "Device", "(sbu(sss))", EMITS)                                          \
         X(DISK, DEVNUM, "DevNum", "s", EXPLICIT)                                                \
         X(DISK, MODEL, "Model", "s", EXPLICIT)                                                  \
         X(DISK, VENDOR, "Vendor", "s", EXPLICIT)                                                \
         X(DISK, SERIAL, "Serial", "s", EXPLICIT)                                                \
         X(DISK, WWN, "WWN", "s", EXPLICIT)                                                      \
-        X(DISK, TRANSPORT, "Transport", "s", EMITS)                                             \
-        X(DISK, ROTATIONAL, "Rotational", "b", EMITS)                                           \
+        X(DISK, TRANSPORT, "Transport", "s", EXPLICIT)                                          \
+        X(DISK, ROTATIONAL, "Rotational", "b", EXPLICIT)                                        \
         X(DISK, REMOVABLE, "Removable", "b", EXPLICIT)                                          \
         X(DISK, ZONED, "Zoned", "s", EXPLICIT)                                                  \
-        X(DISK, STACK, "Stack", "(sss)", EMITS)                                                 \
-        X(DISK, QUEUES, "Queues", "u", EMITS)                                                   \
+        X(DISK, STACK, "Stack", "(sss)", EXPLICIT)                                              \
+        X(DISK, QUEUES, "Queues", "u", EXPLICIT)                                                \
         X(DISK, SIZE_BYTES, "SizeBytes", "t", EXPLICIT)                                         \
         X(DISK, AVAILABLE_SCHEDULERS, "AvailableSchedulers", "as", EMITS)                       \
         X(DISK, CURRENT, "Current", "a{ss}", EMITS)                                             \

@@ -161,28 +161,6 @@ TEST(other_writers) {
         world_free(w);
 }
 
-/* Stack: loop1 below a multipath map is a path of it, loop0 a whole disk. */
-TEST(stack) {
-        World *w = world_ran(2, SETTINGS);
-
-        assert_int_equal(fake_write(w->k, "sys/class/block/dm-7/dm/uuid", "mpath-3600a0b80"), 0);
-        assert_int_equal(fake_write(w->k, "sys/class/block/loop1/holders/dm-7", ""), 0);
-        assert_int_equal(manager_reload(w->m, NULL, NULL), 0);
-        world_run_all(w);
-        world_connect_bus(w);
-        for (unsigned i = 0; i < 2; i++) {
-                _cleanup_(sd_bus_message_unrefp) sd_bus_message *reply = NULL;
-                const char *sig = bus_property(BUS_DISK_STACK)->signature, *role, *kind, *upper;
-
-                reply = loop_property(w, i, BUS_DISK_STACK);
-                assert_int_equal(sd_bus_message_read(reply, sig, &role, &kind, &upper), 1);
-                assert_string_equal(role, i == 0 ? "disk" : "multipath-path");
-                assert_string_equal(kind, "");
-                assert_string_equal(upper, i == 0 ? "" : "dm-7");
-        }
-        world_free(w);
-}
-
 /* Each EXPLICIT property, left out of GetAll and GetManagedObjects, is read by Get with its
  * signature. */
 TEST(explicit_properties) {
@@ -199,7 +177,44 @@ TEST(explicit_properties) {
                 assert_int_equal(sd_bus_message_skip(reply, bus_property(p)->signature), 1);
                 n++;
         }
-        assert_int_equal(n, 8);
+        assert_int_equal(n, 12);
+        world_free(w);
+}
+
+/* Device has what Transport, Rotational, Queues and Stack have, each read by Get; Stack: loop1
+ * below a multipath map is a path of it, loop0 a whole disk. */
+TEST(device) {
+        World *w = world_ran(2, SETTINGS);
+
+        assert_int_equal(fake_write(w->k, "sys/class/block/loop1/holders/dm-7", ""), 0);
+        assert_int_equal(fake_write(w->k, "sys/class/block/dm-7/dm/uuid", "mpath-3600a0b80"), 0);
+        assert_int_equal(manager_reload(w->m, NULL, NULL), 0);
+        world_run_all(w);
+        world_connect_bus(w);
+        for (unsigned i = 0; i < 2; i++) {
+                _cleanup_(sd_bus_message_unrefp) sd_bus_message *device = loop_property(w, i, BUS_DISK_DEVICE);
+                _cleanup_(sd_bus_message_unrefp) sd_bus_message *stack = loop_property(w, i, BUS_DISK_STACK);
+                _cleanup_(sd_bus_message_unrefp) sd_bus_message *transport = loop_property(w, i, BUS_DISK_TRANSPORT);
+                _cleanup_(sd_bus_message_unrefp) sd_bus_message *rotational = loop_property(w, i, BUS_DISK_ROTATIONAL);
+                _cleanup_(sd_bus_message_unrefp) sd_bus_message *queues = loop_property(w, i, BUS_DISK_QUEUES);
+                const char *t, *role, *kind, *upper, *t2, *role2, *kind2, *upper2;
+                int rot, rot2;
+                uint32_t q, q2;
+
+                assert_int_equal(sd_bus_message_read(device, "(sbu(sss))", &t, &rot, &q, &role, &kind, &upper), 1);
+                assert_int_equal(sd_bus_message_read(stack, "(sss)", &role2, &kind2, &upper2), 1);
+                assert_int_equal(sd_bus_message_read(transport, "s", &t2), 1);
+                assert_int_equal(sd_bus_message_read(rotational, "b", &rot2), 1);
+                assert_int_equal(sd_bus_message_read(queues, "u", &q2), 1);
+                assert_string_equal(t, "loop");
+                assert_string_equal(t, t2);
+                assert_int_equal(rot, rot2);
+                assert_int_equal(q, q2);
+                assert_string_equal(role, i == 0 ? "disk" : "multipath-path");
+                assert_string_equal(role, role2);
+                assert_string_equal(kind, kind2);
+                assert_string_equal(upper, upper2);
+        }
         world_free(w);
 }
 
