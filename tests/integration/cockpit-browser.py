@@ -128,6 +128,10 @@ def run_admin(driver):
     wait_for(driver, "%s's scheduler as the kernel has it" % disk,
              lambda d: row(d, disk).find_element(By.CLASS_NAME, "scheduler").text
              == bracketed(sysfs(disk, "scheduler")))
+    # Its kind from Device (transport, rotational).
+    kind = "loop, " + ("rotational" if sysfs(disk, "rotational") == "1" else "solid-state")
+    wait_for(driver, "%s's kind %r" % (disk, kind),
+             lambda d: row(d, disk).find_element(By.CLASS_NAME, "kind").text == kind)
     text = row_text(driver, disk)
     if "iosched.conf:" not in text:
         raise Failed("%s's row names no rule file:line: %r" % (disk, text))
