@@ -16,7 +16,10 @@
  *       The same as add, as fast as possible, then wait until udev has processed N events per
  *       new disk (a udev monitor opened before the first add) and/or every new disk's
  *       queue/ATTR reads VALUE (scheduler: the bracketed one). Prints
- *       "created_ms=... events_ms=... policy_ms=..." measured from just before the first add.
+ *       "created_ms=... events_ms=... policy_ms=..." measured from just before the first add,
+ *       then "creator_run_ms=... creator_wait_ms=...": of the creation, the time this process
+ *       ran and the time it was runnable but waiting for a CPU (/proc/thread-self/schedstat);
+ *       the rest it was blocked (in the kernel: locks, waiting for kdevtmpfs).
  *   loopctl del DIR NAME...
  *       Detach and remove loop devices, but only those whose backing file is in DIR (ours) or
  *       that have none (an index we created): each is removed right after its detach, and
@@ -53,6 +56,20 @@ static void sleep_ms(int ms) {
         struct timespec ts = { .tv_sec = ms / 1000, .tv_nsec = (ms % 1000) * 1000000L };
 
         nanosleep(&ts, NULL);
+}
+
+/* This thread's time on a CPU and waiting on a run queue, ms (0 if unknown). */
+static void sched_times(double *ret_run_ms, double *ret_wait_ms) {
+        unsigned long long run = 0, wait = 0;
+        FILE *f = fopen("/proc/thread-self/schedstat", "re");
+
+        if (f) {
+                if (fscanf(f, "%llu %llu", &run, &wait) != 2)
+                        run = wait = 0;
+                fclose(f);
+        }
+        *ret_run_ms = run / 1e6;
+        *ret_wait_ms = wait / 1e6;
 }
 
 /* The first line of a small file, without its newline. */
@@ -210,7 +227,7 @@ static int do_storm(int argc, char *argv[]) {
         static bool at_policy[MAX_DEVS];
         struct udev *udev = NULL;
         struct udev_monitor *mon = NULL;
-        double t0, t_created, t_events = -1, t_policy = -1, deadline;
+        double t0, t_created, t_events = -1, t_policy = -1, deadline, run0, wait0, run1, wait1;
         long long events_left, policy_left;
         char attrbuf[256];
         int r;
@@ -252,9 +269,11 @@ static int do_storm(int argc, char *argv[]) {
                 }
         }
 
+        sched_times(&run0, &wait0);
         t0 = now_ms();
         r = create_many(argv[2], argv[3], count, size_mb, names, false);
         t_created = now_ms() - t0;
+        sched_times(&run1, &wait1);
         if (r < 0)
                 return 1;
 
@@ -288,7 +307,8 @@ static int do_storm(int argc, char *argv[]) {
                                 t_policy = now_ms() - t0;
                 }
         }
-        printf("created_ms=%.1f events_ms=%.1f policy_ms=%.1f\n", t_created, t_events, t_policy);
+        printf("created_ms=%.1f events_ms=%.1f policy_ms=%.1f creator_run_ms=%.1f creator_wait_ms=%.1f\n",
+               t_created, t_events, t_policy, run1 - run0, wait1 - wait0);
         udev_monitor_unref(mon);
         udev_unref(udev);
         if (events_left > 0 || policy_left > 0) {
