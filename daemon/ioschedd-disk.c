@@ -101,10 +101,7 @@ int disk_object_want(DiskObject *d, JobKind kind, UdevProps **props, Completion 
                 if (r < 0)
                         return r;
         }
-        if (props && *props) {
-                udev_props_free(d->want_props);
-                d->want_props = TAKE_PTR(*props);
-        }
+        disk_object_keep_props(d, props);
         d->want[kind] = true;
         return disk_object_start_next(d);
 }
@@ -116,12 +113,17 @@ int disk_object_queue(DiskObject *d, JobKind kind, UdevProps **props, Completion
         return disk_object_want(d, kind, props, c);
 }
 
-void disk_object_hold(DiskObject *d, UdevProps **props) {
-        assert(d && !d->gone);
+void disk_object_keep_props(DiskObject *d, UdevProps **props) {
+        assert(d);
         if (props && *props) {
                 udev_props_free(d->want_props);
                 d->want_props = TAKE_PTR(*props);
         }
+}
+
+void disk_object_hold(DiskObject *d, UdevProps **props) {
+        assert(d && !d->gone);
+        disk_object_keep_props(d, props);
         d->held = true;
 }
 

@@ -52,6 +52,7 @@ struct DiskObject {
         bool want_full;         /* queued by something else than a uevent: read everything */
         bool partial;           /* the last job read only what the policy needs: refresh later */
         bool held;              /* an event came during a kernel burst: checked at its end */
+        bool held_add;          /* its kernel "add" came during a burst: read once the kernel is quiet */
         UdevProps *want_props;
         CompletionList want_waiting[_JOB_KIND_MAX];
 };
@@ -93,6 +94,8 @@ int disk_object_queue(DiskObject *d, JobKind kind, UdevProps **props, Completion
 /* During a burst of kernel uevents: keep @props (taken, may be NULL) for the job that checks
  * @d once the burst is over; disk_object_release() queues it. */
 void disk_object_hold(DiskObject *d, UdevProps **props);
+/* udev's properties of an event, taken (*@props NULL after) for the disk's next job. */
+void disk_object_keep_props(DiskObject *d, UdevProps **props);
 /* The burst is over: read @d in full and apply. Return: 0 or -ENOMEM. */
 int disk_object_release(DiskObject *d);
 

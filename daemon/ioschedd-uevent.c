@@ -13,9 +13,10 @@
  * multipath rescan). Each new disk is brought to policy on its kernel uevent; udev's events
  * for it come later, while the burst goes on, and each would read the disk again to put back
  * what another rule wrote. Those reads take kernfs's lock against the kernel creating the next
- * disks, and with 2 CPUs they made the creation itself a third slower (bench/storm). So during
- * a burst only a disk's kernel "add" is acted on at once; its kernel "change" and udev's
- * events are held (udev's properties kept for the job), and every held disk is read in full
+ * disks, and with 2 CPUs they made the creation itself a third slower (bench/storm); so did the
+ * kernel "add"'s own read, done at once. So during a burst a disk's kernel "add" is acted on
+ * once the kernel is quiet (not waiting for udev); its kernel "change" and udev's events are
+ * held (udev's properties kept for the job), and every held disk is read in full
  * and checked once the burst is over: UEVENT_BURST_QUIET_USEC without a kernel uevent and
  * udev caught up with the burst (it has broadcast the burst's last kernel uevent, by SEQNUM),
  * or UEVENT_BURST_MAX_USEC after the first was held. udev runs its rules seconds behind the
@@ -40,20 +41,45 @@ static int on_burst_over(sd_event_source *s, uint64_t usec, void *userdata) {
 }
 
 static void uevent_arm_burst_over(UeventMonitor *u) {
-        uint64_t now = manager_now(u->manager, CLOCK_MONOTONIC), last = u->burst_last, when;
+        uint64_t now = manager_now(u->manager, CLOCK_MONOTONIC), last = u->burst_last, when = UINT64_MAX;
         int r;
 
+        /* The held adds, once the kernel is quiet. */
+        if (u->n_held_add > 0)
+                when = MIN(u->burst_last + UEVENT_BURST_QUIET_USEC, u->add_held_since + UEVENT_BURST_MAX_USEC);
         /* While udev is behind, look again UEVENT_BURST_QUIET_USEC from now. */
         if (uevent_udev_behind(u, now))
                 last = MAX(last, now);
-        when = MIN(last + UEVENT_BURST_QUIET_USEC, u->held_since + UEVENT_BURST_MAX_USEC);
+        if (u->n_held > 0)
+                when = MIN(when, MIN(last + UEVENT_BURST_QUIET_USEC, u->held_since + UEVENT_BURST_MAX_USEC));
 
         r = manager_arm_timer(u->manager, &u->burst_source, when, on_burst_over, u, "burst-over");
         if (r < 0) {
                 log_warning_errno(r, "Cannot arm the end of a uevent burst, checking the held disks now: %m");
                 u->burst_events = 0;    /* no holding without the timer */
+                u->burst_last = 0;
                 uevent_burst_over(u);
         }
+}
+
+/* The kernel is quiet (or was not for UEVENT_BURST_MAX_USEC): the disks whose kernel "add"
+ * came during the burst are read and applied now, without waiting for udev. */
+static void uevent_release_adds(UeventMonitor *u, uint64_t now) {
+        Manager *m = u->manager;
+
+        if (u->n_held_add == 0 ||
+            (now - u->burst_last < UEVENT_BURST_QUIET_USEC && now - u->add_held_since < UEVENT_BURST_MAX_USEC))
+                return;
+        for (size_t i = 0; i < m->n_disks; i++) {
+                DiskObject *d = m->disks[i];
+
+                if (!d->held_add)
+                        continue;
+                d->held_add = false;
+                if (disk_object_want(d, JOB_APPLY, NULL, NULL) == -ENOMEM)
+                        log_oom();
+        }
+        u->n_held_add = 0;
 }
 
 void uevent_burst_over(UeventMonitor *u) {
@@ -64,9 +90,11 @@ void uevent_burst_over(UeventMonitor *u) {
         assert(u);
         m = u->manager;
         now = manager_now(m, CLOCK_MONOTONIC);
-        if (u->n_held == 0)
+        uevent_release_adds(u, now);
+        if (u->n_held == 0 && u->n_held_add == 0)
                 return;
-        if (uevent_in_burst(u, now) && now - u->held_since < UEVENT_BURST_MAX_USEC) {
+        if (u->n_held_add > 0 ||
+            (uevent_in_burst(u, now) && now - u->held_since < UEVENT_BURST_MAX_USEC)) {
                 uevent_arm_burst_over(u);
                 return;
         }
@@ -91,7 +119,7 @@ static void uevent_count_kernel_event(UeventMonitor *u, uint64_t seqnum) {
         u->kernel_seqnum = MAX(u->kernel_seqnum, seqnum);
         if (u->burst_events < UINT_MAX)
                 u->burst_events++;
-        if (u->n_held > 0)
+        if (u->n_held > 0 || u->n_held_add > 0)
                 uevent_arm_burst_over(u);
 }
 
@@ -100,6 +128,11 @@ static void uevent_count_kernel_event(UeventMonitor *u, uint64_t seqnum) {
 static bool uevent_hold(UeventMonitor *u, DiskObject *d, UdevProps **props) {
         uint64_t now = manager_now(u->manager, CLOCK_MONOTONIC);
 
+        /* Its kernel add is held: the add's job reads it (with udev's properties, if here). */
+        if (d->held_add) {
+                disk_object_keep_props(d, props);
+                return true;
+        }
         if (!(disk_object_is_published(d) || d->running) || !uevent_in_burst(u, now))
                 return false;
         if (!d->held && u->n_held++ == 0)
@@ -111,10 +144,27 @@ static bool uevent_hold(UeventMonitor *u, DiskObject *d, UdevProps **props) {
 
 void uevent_forget(UeventMonitor *u, DiskObject *d) {
         assert(d);
+        if (u && d->held_add) {
+                d->held_add = false;
+                u->n_held_add--;
+        }
         if (!u || !d->held)
                 return;
         d->held = false;
         u->n_held--;
+}
+
+/* A kernel "add" during a burst: read once the kernel is quiet. Return: true if held. */
+static bool uevent_hold_add(UeventMonitor *u, DiskObject *d) {
+        uint64_t now = manager_now(u->manager, CLOCK_MONOTONIC);
+
+        if (!uevent_in_burst(u, now))
+                return false;
+        if (!d->held_add && u->n_held_add++ == 0)
+                u->add_held_since = now;
+        d->held_add = true;
+        uevent_arm_burst_over(u);
+        return true;
 }
 
 /* The disk of an event, added to the manager if new; NULL when out of memory. */
@@ -159,8 +209,12 @@ void uevent_handle_kernel(UeventMonitor *u, const char *action, const char *name
         if (!d)
                 return;
         /* A change (new media: a loop device's backing file) leaves the scheduler as it is. An
-         * add is acted on at once: it may be another disk of the same name. */
-        if (streq(action, "change") && uevent_hold(u, d, NULL))
+         * add is acted on once the kernel is quiet (it may be another disk of the same name):
+         * reading it at once takes kernfs's lock (each path component's revalidation) that the
+         * kernel creating the next disks takes for each of its files, and with the storm's
+         * other readers on 2 CPUs the creation itself waited on it (bench/storm: the creator
+         * blocked in kernfs_add_one()/kernfs_activate() much of its time). */
+        if (streq(action, "add") ? uevent_hold_add(u, d) : uevent_hold(u, d, NULL))
                 return;
         if (disk_object_want(d, JOB_APPLY, NULL, NULL) == -ENOMEM)
                 log_oom();

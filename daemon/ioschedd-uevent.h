@@ -30,6 +30,8 @@ typedef struct UeventMonitor {
         unsigned burst_events;                  /* kernel uevents in the current burst */
         uint64_t kernel_seqnum, udev_seqnum;    /* SEQNUM: the last counted kernel uevent, udev's last event */
         size_t n_held;
+        uint64_t add_held_since;                /* CLOCK_MONOTONIC usec: the first kernel "add" held */
+        size_t n_held_add;                      /* disks whose kernel "add" waits for the kernel's quiet */
 } UeventMonitor;
 
 /* A monitor that listens to nothing yet (uevent_monitor_start()); the tests hand it events. */
@@ -64,8 +66,9 @@ void uevent_handle_udev(UeventMonitor *u, const char *action, const char *name, 
  * once when no rule matches on what only udev knows (policy_needs_udev()). */
 void uevent_handle_kernel(UeventMonitor *u, const char *action, const char *name, uint64_t seqnum);
 
-/* The end of a burst (the burst-over timer): every held disk is read in full and applied; a
- * burst still going on arms the timer again. */
+/* The burst-over timer: once the kernel is quiet, the disks whose kernel "add" came during the
+ * burst are read (what the policy needs) and applied; once udev has caught up too, every held
+ * disk is read in full and applied; a burst still going on arms the timer again. */
 void uevent_burst_over(UeventMonitor *u);
 
 /* @d leaves the manager: it is held no more. */

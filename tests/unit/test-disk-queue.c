@@ -212,9 +212,10 @@ TEST(dm_events_that_change_nothing) {
         world_free(w);
 }
 
-/* A burst of kernel uevents: disks being created. Their kernel "add" acts at once; a later
- * kernel "change" and udev's events are held, with udev's properties, and each held disk is
- * read in full and applied once UEVENT_BURST_QUIET_USEC pass without a kernel uevent. */
+/* A burst of kernel uevents: disks being created. A kernel "add" before the burst acts at once,
+ * one during it once UEVENT_BURST_QUIET_USEC pass without a kernel uevent; a later kernel
+ * "change" and udev's events are held, with udev's properties, and each held disk is read in
+ * full and applied then too (udev being caught up). */
 TEST(burst_hold_release) {
         World *w = world_ran(N_DISKS, SETTINGS);
         UeventMonitor *u = w->m->uevent;
@@ -229,12 +230,15 @@ TEST(burst_hold_release) {
         assert_int_equal(submitted_count_for(w, d), 1);
         world_run_all(w);
 
-        /* A burst: UEVENT_BURST_EVENTS kernel uevents 1 ms apart. Each add acts at once. */
+        /* A burst: UEVENT_BURST_EVENTS kernel uevents 1 ms apart. The adds before it act at
+         * once; the burst's own waits for the kernel's quiet. */
         for (unsigned i = 0; i < UEVENT_BURST_EVENTS; i++) {
                 uevent_handle_kernel(u, "add", disk_name(i), 0);
                 world_tick(w, 1 * MS);
         }
-        assert_int_equal(w->n_submitted, UEVENT_BURST_EVENTS);
+        assert_int_equal(w->n_submitted, UEVENT_BURST_EVENTS - 1);
+        assert_true(world_disk(w, disk_name(UEVENT_BURST_EVENTS - 1))->held_add);
+        assert_int_equal(u->n_held_add, 1);
         world_run_all(w);
         /* In the burst: udev's events and the kernel's change are held, not run. */
         props = props_of("ID_MODEL=Held");
@@ -248,20 +252,25 @@ TEST(burst_hold_release) {
         assert_int_equal(sd_event_source_get_time(u->burst_source, &when), 0);
         assert_int_equal(when, u->burst_last + UEVENT_BURST_QUIET_USEC);
 
-        /* The timer fires while kernel uevents keep coming: still held. */
+        /* The timer fires while kernel uevents keep coming: still held, the add too. */
         uevent_handle_kernel(u, "add", disk_name(17), 0);
         world_run_all(w);
         world_tick(w, UEVENT_BURST_QUIET_USEC / 2);
         uevent_burst_over(u);
         assert_true(d->held);
+        assert_true(world_disk(w, disk_name(17))->held_add);
         assert_int_equal(w->n_submitted, 0);
 
-        /* Quiet: every held disk is read in full and applied, with udev's properties. */
+        /* Quiet: the two adds are read, and every held disk in full and applied, with udev's
+         * properties. */
         world_tick(w, UEVENT_BURST_QUIET_USEC);
         uevent_burst_over(u);
         assert_false(d->held);
         assert_int_equal(u->n_held, 0);
-        assert_int_equal(w->n_submitted, 2);
+        assert_int_equal(u->n_held_add, 0);
+        assert_false(world_disk(w, disk_name(17))->held_add);
+        assert_int_equal(submitted_count_for(w, world_disk(w, disk_name(17))), 1);
+        assert_int_equal(w->n_submitted, 4);
         assert_int_equal(submitted_for(w, d)->kind, JOB_APPLY);
         assert_false(submitted_for(w, d)->partial);
         assert_string_equal(udev_props_get(submitted_for(w, d)->udev_props, "ID_MODEL"), "Held");
@@ -302,7 +311,7 @@ TEST(burst_waits_for_udev) {
         UeventMonitor *u = w->m->uevent;
         DiskObject *d = world_disk(w, "loop3");
         uint64_t when;
-        size_t held;
+        size_t held, adds;
 
         for (unsigned i = 0; i < UEVENT_BURST_EVENTS; i++) {
                 uevent_handle_kernel(u, "add", disk_name(i), 100 + 2 * i);
@@ -310,8 +319,18 @@ TEST(burst_waits_for_udev) {
                 world_tick(w, 1 * MS);
         }
         world_run_all(w);
-        /* The kernel is quiet; udev's events of the first disks come. */
+        /* The kernel is quiet: the adds that came during the burst are read now, though udev
+         * is behind (they took kernfs's lock from the kernel creating the next disks). */
+        adds = u->n_held_add;
+        assert_true(adds > 0);
+        assert_int_equal(w->n_submitted, 0);
         world_tick(w, 2 * UEVENT_BURST_QUIET_USEC);
+        uevent_burst_over(u);
+        assert_int_equal(u->n_held_add, 0);
+        assert_int_equal(w->n_submitted, adds);
+        assert_int_equal(submitted_count_for(w, world_disk(w, disk_name(UEVENT_BURST_EVENTS - 1))), 1);
+        world_run_all(w);
+        /* udev's events of the first disks come. */
         for (unsigned i = 0; i < 4; i++) {
                 _cleanup_(udev_props_freep) UdevProps *props = props_of("ID_MODEL=Late");
 
@@ -336,7 +355,8 @@ TEST(burst_waits_for_udev) {
         uevent_burst_over(u);
         assert_false(d->held);
         assert_int_equal(u->n_held, 0);
-        assert_int_equal(w->n_submitted, held);
+        /* And the last disk, on its udev event: its kernel change went with its held add. */
+        assert_int_equal(w->n_submitted, held + 1);
         assert_false(submitted_for(w, d)->partial);
         assert_string_equal(udev_props_get(submitted_for(w, d)->udev_props, "ID_MODEL"), "Late");
         world_run_all(w);
