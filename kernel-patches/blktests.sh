@@ -15,6 +15,17 @@
 blktests_src=${IOSCHED_BLKTESTS:-$here/../../shared/blktests}
 bt=$cache/blktests
 bt_minutes=${IOSCHED_BLKTESTS_MINUTES:-90}
+# IOSCHED_BLKTESTS_UNTIL (a time date -d reads, e.g. 12:55): both guests end
+# by then; see bt_limit.
+bt_until=
+if [ -n "${IOSCHED_BLKTESTS_UNTIL:-}" ]; then
+	bt_until=$(date -d "$IOSCHED_BLKTESTS_UNTIL" +%s) ||
+		die "IOSCHED_BLKTESTS_UNTIL: not a time: $IOSCHED_BLKTESTS_UNTIL"
+fi
+# A guest starts no test in the last bt_margin seconds of its time limit: a
+# test of the list takes 1-3 min under TCG + KASAN, and a guest that ends by
+# itself reads the kernel log and debug_locks, one the limit kills does not.
+bt_margin=180
 # The review's list (kernel-review-v2.md section 6): block/, throtl/, zbd/,
 # scsi/010 and its NVMe tests that run over the loop transport (nvme/048
 # needs tcp, rdma or fc; nvme/032 a PCI controller: see the README).
@@ -142,11 +153,34 @@ bt_todo() {
 		grep -q "^$t " "$bt/results-$1.txt" 2>/dev/null || echo "$t"
 	done
 }
+# bt_limit KIND: the time limit of that kernel's guest in seconds:
+# IOSCHED_BLKTESTS_MINUTES, or with IOSCHED_BLKTESTS_UNTIL the time left
+# until then, split between the two guests in proportion to their tests to
+# run (the unpatched one boots first; the patched one gets what is left).
+bt_limit() {
+	local left nu np
+	if [ -z "$bt_until" ]; then
+		echo $((bt_minutes * 60))
+		return
+	fi
+	left=$((bt_until - $(date +%s)))
+	if [ "$1" = unpatched ]; then
+		nu=$(bt_todo unpatched | wc -l)
+		np=$(bt_todo patched | wc -l)
+		left=$((left * nu / (nu + np)))
+	fi
+	echo $left
+}
 bt_boot() { # unpatched|patched
-	local kind=$1 todo img log t=$SECONDS cur
+	local kind=$1 todo img log t=$SECONDS cur limit
 	todo=$(bt_todo "$kind" | tr '\n' ',' | sed 's/,$//')
 	if [ -z "$todo" ]; then
 		pass "blktests, $kind: every listed test has a result"
+		return
+	fi
+	limit=$(bt_limit "$kind")
+	if [ "$limit" -le $((2 * bt_margin)) ]; then
+		log "blktests, $kind: ${limit}s left until IOSCHED_BLKTESTS_UNTIL, not booted"
 		return
 	fi
 	img=$bt/disk-$kind.img
@@ -159,13 +193,13 @@ bt_boot() { # unpatched|patched
 	truncate -s 0 "$bt/scratch.img"
 	truncate -s 1G "$bt/scratch.img"
 	log=$bt/console-$kind.log
-	log "booting the $kind blktests kernel on: $todo (at most $bt_minutes min)"
-	timeout $((bt_minutes * 60)) qemu-system-x86_64 -accel tcg -smp 2 -m 3072 \
+	log "booting the $kind blktests kernel on: $todo (at most ${limit}s, no test started after $((limit - bt_margin))s)"
+	timeout "$limit" qemu-system-x86_64 -accel tcg -smp 2 -m 3072 \
 		-display none -monitor none -serial "file:$log" -no-reboot \
 		-kernel "$bt/kernel-$kind/bzImage" \
 		-drive "file=$img,if=virtio,format=raw,cache=unsafe" \
 		-drive "file=$bt/scratch.img,if=virtio,format=raw,cache=unsafe" \
-		-append "console=ttyS0 root=/dev/vda rw init=/blktests-init panic=-1 loglevel=5 pci=noacpi blktests.label=$kind blktests.tests=$todo" ||
+		-append "console=ttyS0 root=/dev/vda rw init=/blktests-init panic=-1 loglevel=5 pci=noacpi blktests.label=$kind blktests.tests=$todo blktests.stop=$((limit - bt_margin))" ||
 		log "qemu exited with $? for $kind"
 	tr -d '\r' <"$log" >"$log.tmp" && mv "$log.tmp" "$log"
 	cat "$log" >>"$bt/console-$kind.all.log"
@@ -177,10 +211,11 @@ bt_boot() { # unpatched|patched
 		start) cur=${w[2]} ;;
 		result) echo "${w[*]:2}" >>"$bt/results-$kind.txt"; cur= ;;
 		dmesg) echo "${w[*]:2}" >>"$bt/dmesg-$kind.txt" ;;
+		stop) log "$kind: time limit near, tests from ${w[2]} on not started; they run next time" ;;
 		esac
 	done < <(grep -a '^BT ' "$log")
 	if [ -n "$cur" ]; then
-		if [ $((SECONDS - t)) -ge $((bt_minutes * 60)) ]; then
+		if [ $((SECONDS - t)) -ge "$limit" ]; then
 			log "$kind: the time limit stopped the guest in $cur; it runs again next time"
 		else
 			echo "$cur died - - - - - -" >>"$bt/results-$kind.txt"
