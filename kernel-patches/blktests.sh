@@ -7,10 +7,12 @@
 # scsi_debug, nvme-loop, dm-crypt as modules), a Debian 12 image with blktests
 # (../shared/blktests) built in it, and boots each kernel in QEMU (TCG) on the
 # tests not run yet on it.  Every test runs with the same-value rewriter beside
-# it (guest/blktests-init).  Results accumulate per kernel in
-# $cache/blktests/results-KERNEL.txt, so a run that stops (a time limit, a
-# hung guest, the session) continues where it stopped; --blktests-reset starts
-# over.  Only this guest's disks are touched.
+# it (guest/blktests-init).  Results accumulate per kernel and kernel key in
+# $cache/blktests/results-KERNEL.KEY.txt (the kernel log's findings in
+# dmesg-KERNEL.KEY.txt), so a run that stops (a time limit, a hung guest, the
+# session) continues where it stopped, and a kernel whose code changed runs
+# every test again; --blktests-reset starts over.  Only this guest's disks are
+# touched.
 
 blktests_src=${IOSCHED_BLKTESTS:-$here/../../shared/blktests}
 bt=$cache/blktests
@@ -37,7 +39,16 @@ bt_pkgs=bash,fio,util-linux,kmod,udev,nvme-cli,e2fsprogs,cryptsetup-bin,dmsetup,
 
 [ -d "$blktests_src/tests" ] || die "no blktests at $blktests_src (set IOSCHED_BLKTESTS)"
 mkdir -p "$bt"
-[ "$bt_reset" = 0 ] || { log "forgetting earlier blktests results"; rm -f "$bt"/results-*.txt; }
+[ "$bt_reset" = 0 ] || { log "forgetting earlier blktests results"; rm -f "$bt"/results-*.txt "$bt"/dmesg-*.txt; }
+# Results from before the key was part of their name were made by the
+# kernels the cache holds (the key a kernel was built with is kept beside it).
+for bt_kind in unpatched patched; do
+	[ -f "$bt/kernel-$bt_kind/key" ] || continue
+	for bt_file in results dmesg; do
+		[ ! -f "$bt/$bt_file-$bt_kind.txt" ] ||
+			mv "$bt/$bt_file-$bt_kind.txt" "$bt/$bt_file-$bt_kind.$(cat "$bt/kernel-$bt_kind/key").txt"
+	done
+done
 [ -n "$bt_tests" ] || bt_tests=$bt_default
 for t in $bt_tests; do
 	[ -f "$blktests_src/tests/$t" ] || die "no blktests test $t"
@@ -146,11 +157,16 @@ install -m 0755 "$here/guest/blktests-init" "$root/blktests-init"
 pass "blktests image ready (blktests $(cat "$blktests_src/.iosched-version" 2>/dev/null || echo "from $blktests_src"))"
 
 # ------------------------------------------------------------- boots
+# bt_results KIND: the results file of the kernel built now (its key), so
+# that results of an earlier version of the series are neither mixed with
+# these nor taken for them.
+bt_results() { echo "$bt/results-$1.$(cat "$bt/kernel-$1/key").txt"; }
 # bt_todo KIND: the tests of the list without a result on that kernel yet.
 bt_todo() {
-	local t
+	local t results
+	results=$(bt_results "$1")
 	for t in $bt_tests; do
-		grep -q "^$t " "$bt/results-$1.txt" 2>/dev/null || echo "$t"
+		grep -q "^$t " "$results" 2>/dev/null || echo "$t"
 	done
 }
 # bt_limit KIND: the time limit of that kernel's guest in seconds:
@@ -172,7 +188,9 @@ bt_limit() {
 	echo $left
 }
 bt_boot() { # unpatched|patched
-	local kind=$1 todo img log t=$SECONDS cur limit
+	local kind=$1 todo img log t=$SECONDS cur limit results key
+	key=$(cat "$bt/kernel-$kind/key")
+	results=$(bt_results "$kind")
 	todo=$(bt_todo "$kind" | tr '\n' ',' | sed 's/,$//')
 	if [ -z "$todo" ]; then
 		pass "blktests, $kind: every listed test has a result"
@@ -209,8 +227,8 @@ bt_boot() { # unpatched|patched
 	while read -r -a w; do
 		case "${w[1]}" in
 		start) cur=${w[2]} ;;
-		result) echo "${w[*]:2}" >>"$bt/results-$kind.txt"; cur= ;;
-		dmesg) echo "${w[*]:2}" >>"$bt/dmesg-$kind.txt" ;;
+		result) echo "${w[*]:2}" >>"$results"; cur= ;;
+		dmesg) echo "${w[*]:2}" >>"$bt/dmesg-$kind.$key.txt" ;;
 		stop) log "$kind: time limit near, tests from ${w[2]} on not started; they run next time" ;;
 		esac
 	done < <(grep -a '^BT ' "$log")
@@ -218,7 +236,7 @@ bt_boot() { # unpatched|patched
 		if [ $((SECONDS - t)) -ge "$limit" ]; then
 			log "$kind: the time limit stopped the guest in $cur; it runs again next time"
 		else
-			echo "$cur died - - - - - -" >>"$bt/results-$kind.txt"
+			echo "$cur died - - - - - -" >>"$results"
 			log "$kind: the guest died in $cur (see $log)"
 		fi
 	fi

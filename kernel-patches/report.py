@@ -194,7 +194,8 @@ def prefixes(paths):
 
 
 def blktests(d, tests):
-    """The table of verify --blktests from DIR/results-{unpatched,patched}.txt.
+    """The table of verify --blktests from DIR/results-{unpatched,patched}.KEY.txt,
+    KEY that of the kernel built now (DIR/kernel-{unpatched,patched}/key).
 
     Exit 0: every test has a result on both kernels, none passes unpatched and
     fails patched, the patched guest died in none and its kernel log is clean;
@@ -203,13 +204,15 @@ def blktests(d, tests):
     res = {k: {} for k in kinds}
     dmesg = {}
     for k in kinds:
-        path = os.path.join(d, f"results-{k}.txt")
+        path = os.path.join(d, f"kernel-{k}", "key")
+        key = open(path).read().strip() if os.path.exists(path) else "none"
+        path = os.path.join(d, f"results-{k}.{key}.txt")
         if os.path.exists(path):
             for line in open(path, errors="replace"):
                 w = line.split()
                 if len(w) >= 8:
                     res[k][w[0]] = w[1:8]
-        path = os.path.join(d, f"dmesg-{k}.txt")
+        path = os.path.join(d, f"dmesg-{k}.{key}.txt")
         dmesg[k] = open(path, errors="replace").read().splitlines() if os.path.exists(path) else []
 
     def cell(r):
