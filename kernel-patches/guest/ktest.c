@@ -554,9 +554,14 @@ static void test_wbt_readback(void)
 }
 
 /* A host-managed zoned null_blk disk (4 MB zones), for zoned_qd1_writes. */
-static int nullb_create_zoned(const char *name)
+/*
+ * Create a configfs null_blk device with one hardware queue and the
+ * attribute/value pairs of @attrs (NULL-terminated) set before power-on.
+ */
+static int nullb_create_with(const char *name, const char *const *attrs)
 {
         char p[256];
+        size_t i;
         int r;
 
         snprintf(p, sizeof(p), NULLB_CFS "/%s", name);
@@ -564,10 +569,12 @@ static int nullb_create_zoned(const char *name)
                 return -errno;
         if ((r = nullb_attr(name, "size", "256")) < 0 ||
             (r = nullb_attr(name, "submit_queues", "1")) < 0 ||
-            (r = nullb_attr(name, "poll_queues", "0")) < 0 ||
-            (r = nullb_attr(name, "zoned", "1")) < 0 ||
-            (r = nullb_attr(name, "zone_size", "4")) < 0 ||
-            (r = nullb_attr(name, "power", "1")) < 0)
+            (r = nullb_attr(name, "poll_queues", "0")) < 0)
+                return r;
+        for (i = 0; attrs[i] && attrs[i + 1]; i += 2)
+                if ((r = nullb_attr(name, attrs[i], attrs[i + 1])) < 0)
+                        return r;
+        if ((r = nullb_attr(name, "power", "1")) < 0)
                 return r;
         snprintf(p, sizeof(p), "/sys/block/%s", name);
         return access(p, F_OK) < 0 ? -errno : 0;
@@ -577,10 +584,11 @@ static void expect_value(const char *disk, const char *attr, const char *val);
 
 static void test_zoned(void)
 {
+        static const char *const zoned[] = { "zoned", "1", "zone_size", "4", NULL };
         char p[256];
         int r;
 
-        r = nullb_create_zoned("z0");
+        r = nullb_create_with("z0", zoned);
         if (r < 0) {
                 check(false, "zoned", "cannot create a zoned null_blk disk: %s", strerror(-r));
                 nullb_remove("z0");
@@ -596,6 +604,38 @@ static void test_zoned(void)
                 printf("KT info missing zoned_qd1_writes\n");
         }
         nullb_remove("z0");
+}
+
+/*
+ * A queue without an elevator whose tag depth (1 here) is below the minimum
+ * of nr_requests (4) shows that depth: writing it back must succeed, as on
+ * 7.3.4.  Any other value below the minimum is raised to it, which is above
+ * the depth: EINVAL, as on 7.3.4.
+ */
+static void test_shallow(void)
+{
+        static const char *const shallow[] = { "hw_queue_depth", "1", NULL };
+        char nr[32];
+        int r;
+
+        r = nullb_create_with("sh0", shallow);
+        r = r ? r : qwrite("sh0", "scheduler", "none");
+        r = r ? r : qread("sh0", "nr_requests", nr, sizeof(nr));
+        if (r < 0) {
+                check(false, "shallow", "null_blk of depth 1 without an elevator: %s",
+                      strerror(-r));
+                nullb_remove("sh0");
+                return;
+        }
+        r = qwrite("sh0", "nr_requests", nr);
+        check(r == 0, "shallow-nr_requests-same",
+              "nr_requests %s written back on a queue of depth 1 without an elevator: %s", nr,
+              r ? strerror(-r) : "ok");
+        r = qwrite("sh0", "nr_requests", "2");
+        check(r == -EINVAL, "shallow-nr_requests-below-min",
+              "nr_requests 2 there (raised to 4, above the depth): %s",
+              r ? strerror(-r) : "accepted");
+        nullb_remove("sh0");
 }
 
 static void test_same(const char *disk)
@@ -635,6 +675,7 @@ static void test_same(const char *disk)
         test_same_iocost(disk);
         test_wbt_readback();
         test_zoned();
+        test_shallow();
 }
 
 static void expect_sched(const char *disk, const char *want)
