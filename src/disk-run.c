@@ -74,6 +74,7 @@ int disk_run_find_writers(DiskRun *run, const Writers *writers) {
 
 int disk_run(Sysfs *s, const Policy *policy, const Writers *writers, const char *name, const UdevProps *udev,
              const DiskLoad *load, DiskRunFlags flags, DiskRun **ret) {
+        _cleanup_(sysfs_unpin_diskp) Sysfs *pinned = NULL;
         _cleanup_(disk_run_freep) DiskRun *run = NULL;
         _cleanup_(strv_freep) char **keys = NULL;
         DiskLoad widened;
@@ -93,7 +94,13 @@ int disk_run(Sysfs *s, const Policy *policy, const Writers *writers, const char 
                         return r;
                 load = &widened;
         }
-        r = sysfs_load_disk(s, name, udev, load, &run->disk);
+        /* The disk's directory held for the read and the writes after it: each file is looked
+         * up below it, not walked to from the root (kernfs path walks are most of the cost). */
+        r = sysfs_pin_disk(s, name);
+        if (r >= 0) {
+                pinned = s;
+                r = sysfs_load_disk(s, name, udev, load, &run->disk);
+        }
         if (r >= 0 && keys)
                 run->disk->load.udev_keys = NULL;       /* they were this call's */
         if (ERRNO_IS_GONE(r))

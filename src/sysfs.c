@@ -25,9 +25,12 @@ struct Sysfs {
         void *hook_userdata;
         unsigned long n_writes;
         unsigned hz;
-        /* The disk being read (sysfs_pin_disk()): its directory, and its name. */
+        /* The disk being read (sysfs_pin_disk()): its directory, its queue/ (-1 for a disk
+         * without one), its name, and how many pins hold them. */
         int disk_fd;
+        int queue_fd;
         char disk_name[32];
+        unsigned n_pins;
         /* Looked up once (host.h). */
         char *release;
         bool cgroup_probed;
@@ -45,6 +48,7 @@ int sysfs_new(const char *root, Sysfs **ret) {
                 return -ENOMEM;
         s->root_fd = -1;
         s->disk_fd = -1;
+        s->queue_fd = -1;
         s->root = strdup(root ?: "/");
         if (!s->root)
                 return -ENOMEM;
@@ -100,7 +104,8 @@ static int disk_path(const char *disk, const char *rel, char *buf, size_t size) 
 }
 
 /* Where to find @rel of @disk: *ret_dirfd and *ret_path for the *at() call. Below the pinned
- * directory of the disk being read (@rel itself: no copy), else from the root (in @buf). */
+ * directory of the disk being read (@rel itself: no copy; a file of queue/ below queue/, one
+ * component looked up instead of two), else from the root (in @buf). */
 static int disk_at(Sysfs *s, const char *disk, const char *rel, char *buf, size_t size,
                    int *ret_dirfd, const char **ret_path) {
         int r;
@@ -116,6 +121,11 @@ static int disk_at(Sysfs *s, const char *disk, const char *rel, char *buf, size_
         }
         if (!path_is_safe_relative(rel))
                 return -EINVAL;
+        if (s->queue_fd >= 0 && startswith(rel, "queue/")) {
+                *ret_dirfd = s->queue_fd;
+                *ret_path = rel + sizeof("queue/") - 1;
+                return 0;
+        }
         *ret_dirfd = s->disk_fd;
         *ret_path = rel;
         return 0;
@@ -125,23 +135,39 @@ int sysfs_pin_disk(Sysfs *s, const char *name) {
         char path[PATH_MAX];
         int r;
 
-        assert(s && s->disk_fd < 0);
+        assert(s);
+        if (s->n_pins > 0) {
+                /* Pinned already (a run pins its disk for the read and the writes). */
+                assert(streq(s->disk_name, name));
+                s->n_pins++;
+                return 0;
+        }
         r = disk_path(name, NULL, path, sizeof(path));
         if (r < 0)
                 return r;
         s->disk_fd = openat(s->root_fd, path, O_PATH | O_DIRECTORY | O_CLOEXEC);
         if (s->disk_fd < 0)
                 return errno == ENOENT || errno == ENOTDIR ? -ENODEV : -errno;
+        /* A partition has none; a disk whose queue/ is gone is being deleted (the reads tell). */
+        s->queue_fd = openat(s->disk_fd, "queue", O_PATH | O_DIRECTORY | O_CLOEXEC);
         strcpy(s->disk_name, name);     /* valid: at most 31 characters */
+        s->n_pins = 1;
         return 0;
 }
 
 void sysfs_unpin_disk(Sysfs *s) {
         assert(s);
+        if (s->n_pins > 1) {
+                s->n_pins--;
+                return;
+        }
         if (s->disk_fd >= 0)
                 close(s->disk_fd);
-        s->disk_fd = -1;
+        if (s->queue_fd >= 0)
+                close(s->queue_fd);
+        s->disk_fd = s->queue_fd = -1;
         s->disk_name[0] = 0;
+        s->n_pins = 0;
 }
 
 int sysfs_read_disk_text(Sysfs *s, const char *disk, const char *rel, char **ret) {
@@ -446,14 +472,14 @@ int sysfs_read_iocost(Sysfs *s, const char *disk, const char *devnum, AttrFile f
 
 /* Writes. */
 
-/* One write(2) of @value to @path (below the root; @disk's file @name, for the hook). */
-static int write_value(Sysfs *s, const char *path, const char *disk, const char *name,
+/* One write(2) of @value to @path (below @dirfd; @disk's file @name, for the hook). */
+static int write_value(Sysfs *s, int dirfd, const char *path, const char *disk, const char *name,
                        const char *value) {
         _cleanup_(closep) int fd = -1;
         size_t len = strlen(value);
         ssize_t k;
 
-        fd = openat(s->root_fd, path, O_WRONLY | O_CLOEXEC | O_NOCTTY | O_NOFOLLOW);
+        fd = openat(dirfd, path, O_WRONLY | O_CLOEXEC | O_NOCTTY | O_NOFOLLOW);
         if (fd < 0)
                 return -errno;
         s->n_writes++;
@@ -483,14 +509,14 @@ static int write_iocost(Sysfs *s, const char *disk, AttrFile f, const char *line
         r = iocost_path(s, f, path, sizeof(path));
         if (r < 0)
                 return r;
-        return write_value(s, path, disk, iocost_file_name(f), line);
+        return write_value(s, s->root_fd, path, disk, iocost_file_name(f), line);
 }
 
 int sysfs_write_setting(Sysfs *s, const char *disk, const AttrInfo *a, const char *tunable,
                         const char *value) {
         char buf[128], path[PATH_MAX];
-        const char *rel;
-        int r;
+        const char *rel, *p;
+        int r, dfd;
 
         assert(s && a && value);
         if (a->file == ATTR_FILE_IOCOST_QOS || a->file == ATTR_FILE_IOCOST_MODEL)
@@ -500,11 +526,11 @@ int sysfs_write_setting(Sysfs *s, const char *disk, const AttrInfo *a, const cha
         r = setting_relpath(a, tunable, buf, sizeof(buf), &rel);
         if (r < 0)
                 return r;
-        r = disk_path(disk, rel, path, sizeof(path));
+        r = disk_at(s, disk, rel, path, sizeof(path), &dfd, &p);
         if (r < 0)
                 return r;
 
-        return write_value(s, path, disk, rel, value);
+        return write_value(s, dfd, p, disk, rel, value);
 }
 
 /*
