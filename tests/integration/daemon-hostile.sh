@@ -91,7 +91,7 @@ wait "$strace_pid" 2>/dev/null || true
 # directories (and their parents, made with mkdir -p); failed attempts (= -1) change nothing.
 # strace -y shows the directory of a dirfd: "openat(37</ROOT/run/iosched.d>, ".#99-...")".
 dropins="$root/(etc|run)(/iosched\\.d(/[^\"]*)?)?"
-allowed="\"/?sys/class/block/($a|$b)/queue/[a-z_/]+\"|\"$dropins\"|[0-9]+<$root/(etc|run)/iosched\\.d>, \""
+allowed="$(queue_open_re "$a" "$b")|\"$dropins\"|[0-9]+<$root/(etc|run)/iosched\\.d>, \""
 modifying='^(open|openat|openat2)\(.*O_(WRONLY|RDWR|CREAT|TRUNC)|^(creat|mkdir|mkdirat|rename|renameat|renameat2|unlink|unlinkat|rmdir|link|linkat|symlink|symlinkat|chmod|fchmodat|chown|fchownat|lchown|truncate|mknod|mknodat|utimensat|utimes|setxattr|lsetxattr|removexattr)\('
 cat "$trace".* >"$TEST_TMP/trace.all"
 bad=$(grep -E "$modifying" "$TEST_TMP/trace.all" | grep -v ' = -1 ' | grep -vE "$allowed" || true)

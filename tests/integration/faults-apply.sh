@@ -13,10 +13,8 @@ command -v strace >/dev/null || fail "strace is not installed (tools/install-dep
 # Fail when a trace shows a write-mode open of anything but a queue file of the given disks.
 check_writes_confined() {
         local trace=$1; shift
-        local alt bad
-        alt=$(IFS='|'; echo "$*")
-        bad=$(grep -E 'open(at)?\(.*O_(WRONLY|RDWR)' "$trace" |
-              grep -vE "\"/?sys/class/block/($alt)/queue/[a-z_/]+\"" || true)
+        local bad
+        bad=$(grep -E 'open(at)?\(.*O_(WRONLY|RDWR)' "$trace" | grep -vE "$(queue_open_re "$@")" || true)
         [ -z "$bad" ] || fail "opened for writing outside the queues of $*: $bad"
 }
 
@@ -49,7 +47,7 @@ for after in scheduler nr_requests; do
         fault_policy "$a" "$b" >"$TEST_TMP/unplug.conf"
         trace="$TEST_TMP/unplug.$after.trace"
         ASAN_OPTIONS="${ASAN_OPTIONS:+$ASAN_OPTIONS:}detect_leaks=0" \
-                strace -f -qq -o "$trace" -e trace=openat,write -e inject=write:delay_enter=300000 \
+                strace -f -qq -y -o "$trace" -e trace=openat,write -e inject=write:delay_enter=300000 \
                 "$IOSCHED_APPLY" --config "$TEST_TMP/unplug.conf" "$a" "$b" \
                 >"$TEST_TMP/unplug.out" 2>&1 &
         pid=$!
@@ -90,7 +88,7 @@ storm_start "$c"
 trace="$TEST_TMP/storm.trace"
 rc=0
 ASAN_OPTIONS="${ASAN_OPTIONS:+$ASAN_OPTIONS:}detect_leaks=0" \
-        strace -f -qq -o "$trace" -e trace=openat,write \
+        strace -f -qq -y -o "$trace" -e trace=openat,write \
         "$IOSCHED_APPLY" --config "$TEST_TMP/storm.conf" "$c" >"$TEST_TMP/storm.out" 2>&1 || rc=$?
 storm_stop
 cat "$TEST_TMP/storm.out" >&2

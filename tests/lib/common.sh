@@ -142,11 +142,21 @@ qattr() { cat "/sys/block/$1/queue/$2"; }
 # The bracketed scheduler of a disk.
 current_scheduler() { sed -n 's/.*\[\(.*\)\].*/\1/p' "/sys/block/$1/queue/scheduler"; }
 
-# Count write-mode opens of sysfs queue files by a command: strace -f, one per write(2) target.
+# Count write-mode opens of sysfs queue files by a command: strace -f, one per write(2) target
+# (by path, or below a disk's queue/ that the run holds open: -y shows that directory).
 count_sysfs_writes() {
         local out="$TEST_TMP/strace.$$.$RANDOM"
-        strace -f -qq -e trace=openat -o "$out" "$@" >/dev/null
-        grep -c 'queue/.*O_WRONLY' "$out" || true
+        strace -f -qq -y -e trace=openat -o "$out" "$@" >/dev/null
+        grep -cE 'queue[/>].*O_WRONLY' "$out" || true
+}
+
+# queue_open_re DISK...: an ERE for the open of a queue file of one of the DISKs in a trace of
+# strace -y: by path ("sys/class/block/DISK/queue/FILE"), or below the disk's queue/, which a
+# run holds open (sysfs_pin_disk()): 'openat(5</sys/devices/.../block/DISK/queue>, "FILE", ...'.
+queue_open_re() {
+        local alt
+        alt=$(IFS='|'; echo "$*")
+        echo "\"/?sys/class/block/($alt)/queue/[a-z_/]+\"|[0-9]+</sys/devices/[^>]*/block/($alt)/queue>, \"[a-z_/]+\""
 }
 
 # trace_run LOG CMD...: run CMD under strace -f, recording every open and write(2) with the path
