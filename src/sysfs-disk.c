@@ -187,7 +187,9 @@ static int dup_identity(char **dst, const char *v) {
 static int load_identity_sysfs(Sysfs *s, Disk *d) {
         int r;
 
-        if (!sysfs_disk_has(s, d->name, "device"))
+        /* A disk below /devices/virtual has no device (no parent on a bus): no look-up. */
+        if ((d->devpath && startswith(d->devpath, "/devices/virtual/")) ||
+            !sysfs_disk_has(s, d->name, "device"))
                 return 0;
         r = read_optional(s, d->name, "device/model", &d->model_sysfs);
         if (r >= 0)
@@ -259,6 +261,17 @@ static void holder_walk_done(HolderWalk *w) {
         }
 }
 
+/* The kernel names a device-mapper disk "dm-<minor>" and an md array "md<N>" ("md_d<N>"):
+ * no other disk has dm/ or md/, and a look-up spared is one kernfs walk less for each disk of
+ * a storm. */
+static bool maybe_dm(const char *name) {
+        return startswith(name, "dm-");
+}
+
+static bool maybe_md(const char *name) {
+        return startswith(name, "md");
+}
+
 /* One entry of holders/: a dm device tells its uuid, an md array has md/. */
 static int holder_add(const char *name, void *userdata) {
         HolderWalk *w = userdata;
@@ -269,13 +282,13 @@ static int holder_add(const char *name, void *userdata) {
         w->names[w->n] = strdup(name);
         if (!w->names[w->n])
                 return -ENOMEM;
-        r = sysfs_read_disk_text(w->s, name, "dm/uuid", &w->uuids[w->n]);
+        r = maybe_dm(name) ? sysfs_read_disk_text(w->s, name, "dm/uuid", &w->uuids[w->n]) : 0;
         if (r == -ENOMEM)
                 return r;
         w->holders[w->n] = (StackHolder) {
                 .name = w->names[w->n],
                 .dm_uuid = w->uuids[w->n],
-                .md = !w->uuids[w->n] && sysfs_disk_has(w->s, name, "md"),
+                .md = !w->uuids[w->n] && maybe_md(name) && sysfs_disk_has(w->s, name, "md"),
         };
         w->n++;
         return 0;
@@ -296,14 +309,14 @@ static int load_stack(Sysfs *s, Disk *d, const UdevProps *udev) {
                         return r;
                 f.devpath = devpath;
         }
-        f.dm = sysfs_disk_has(s, d->name, "dm");
+        f.dm = maybe_dm(d->name) && sysfs_disk_has(s, d->name, "dm");
         if (f.dm) {
                 r = sysfs_read_disk_text(s, d->name, "dm/uuid", &uuid);
                 if (r == -ENOMEM)
                         return r;
                 f.dm_uuid = uuid;
         } else
-                f.md = sysfs_disk_has(s, d->name, "md");
+                f.md = maybe_md(d->name) && sysfs_disk_has(s, d->name, "md");
         if (!f.dm && !f.md) {
                 r = sysfs_disk_foreach(s, d->name, "holders", holder_add, &w);
                 if (r == -ENOMEM)
