@@ -20,6 +20,7 @@
 struct Sysfs {
         char *root;
         int root_fd;
+        int block_fd;           /* sys/class/block, -1 in a tree without one */
         SysfsReadHook read_hook;
         SysfsWriteHook write_hook;
         void *hook_userdata;
@@ -47,6 +48,7 @@ int sysfs_new(const char *root, Sysfs **ret) {
         if (!s)
                 return -ENOMEM;
         s->root_fd = -1;
+        s->block_fd = -1;
         s->disk_fd = -1;
         s->queue_fd = -1;
         s->root = strdup(root ?: "/");
@@ -55,6 +57,8 @@ int sysfs_new(const char *root, Sysfs **ret) {
         s->root_fd = open(s->root, O_PATH | O_DIRECTORY | O_CLOEXEC);
         if (s->root_fd < 0)
                 return -errno;
+        /* Held open: a disk's path is two components shorter (kernfs looks each one up). */
+        s->block_fd = openat(s->root_fd, "sys/class/block", O_PATH | O_DIRECTORY | O_CLOEXEC);
         s->hz = host_hz();
         *ret = TAKE_PTR(s);
         return 0;
@@ -66,6 +70,8 @@ Sysfs *sysfs_free(Sysfs *s) {
         sysfs_unpin_disk(s);
         if (s->root_fd >= 0)
                 close(s->root_fd);
+        if (s->block_fd >= 0)
+                close(s->block_fd);
         free(s->root);
         free(s->release);
         free(s->cgroup_root);
@@ -96,11 +102,15 @@ unsigned sysfs_hz(const Sysfs *s) {
         return s->hz;
 }
 
-/* "sys/class/block/<disk>[/<rel>]". @rel is a path of this program's own below a disk. */
-static int disk_path(const char *disk, const char *rel, char *buf, size_t size) {
+/* "<disk>[/<rel>]" below sys/class/block held open, else "sys/class/block/<disk>[/<rel>]" below
+ * the root; *ret_dirfd is the one. @rel is a path of this program's own below a disk. */
+static int disk_path(const Sysfs *s, const char *disk, const char *rel, char *buf, size_t size,
+                     int *ret_dirfd) {
         if (!disk_name_is_valid(disk) || (rel && !path_is_safe_relative(rel)))
                 return -EINVAL;
-        return path_printf(buf, size, "sys/class/block/%s%s%s", disk, rel ? "/" : "", rel ?: "");
+        *ret_dirfd = s->block_fd >= 0 ? s->block_fd : s->root_fd;
+        return path_printf(buf, size, "%s%s%s%s", s->block_fd >= 0 ? "" : "sys/class/block/", disk,
+                           rel ? "/" : "", rel ?: "");
 }
 
 /* Where to find @rel of @disk: *ret_dirfd and *ret_path for the *at() call. Below the pinned
@@ -112,10 +122,9 @@ static int disk_at(Sysfs *s, const char *disk, const char *rel, char *buf, size_
 
         assert(rel);
         if (s->disk_fd < 0 || !streq(s->disk_name, disk)) {
-                r = disk_path(disk, rel, buf, size);
+                r = disk_path(s, disk, rel, buf, size, ret_dirfd);
                 if (r < 0)
                         return r;
-                *ret_dirfd = s->root_fd;
                 *ret_path = buf;
                 return 0;
         }
@@ -133,7 +142,7 @@ static int disk_at(Sysfs *s, const char *disk, const char *rel, char *buf, size_
 
 int sysfs_pin_disk(Sysfs *s, const char *name) {
         char path[PATH_MAX];
-        int r;
+        int r, dfd;
 
         assert(s);
         if (s->n_pins > 0) {
@@ -142,10 +151,10 @@ int sysfs_pin_disk(Sysfs *s, const char *name) {
                 s->n_pins++;
                 return 0;
         }
-        r = disk_path(name, NULL, path, sizeof(path));
+        r = disk_path(s, name, NULL, path, sizeof(path), &dfd);
         if (r < 0)
                 return r;
-        s->disk_fd = openat(s->root_fd, path, O_PATH | O_DIRECTORY | O_CLOEXEC);
+        s->disk_fd = openat(dfd, path, O_PATH | O_DIRECTORY | O_CLOEXEC);
         if (s->disk_fd < 0)
                 return errno == ENOENT || errno == ENOTDIR ? -ENODEV : -errno;
         /* A partition has none; a disk whose queue/ is gone is being deleted (the reads tell). */
@@ -231,13 +240,13 @@ int sysfs_disk_devpath(Sysfs *s, const char *disk, char **ret) {
         const char *p;
         ssize_t k;
         char *c;
-        int r;
+        int r, dfd;
 
         assert(s && ret);
-        r = disk_path(disk, NULL, path, sizeof(path));
+        r = disk_path(s, disk, NULL, path, sizeof(path), &dfd);
         if (r < 0)
                 return r;
-        k = readlinkat(s->root_fd, path, link, sizeof(link) - 1);
+        k = readlinkat(dfd, path, link, sizeof(link) - 1);
         if (k < 0)
                 return -errno;
         link[k] = 0;

@@ -151,12 +151,13 @@ count_sysfs_writes() {
 }
 
 # queue_open_re DISK...: an ERE for the open of a queue file of one of the DISKs in a trace of
-# strace -y: by path ("sys/class/block/DISK/queue/FILE"), or below the disk's queue/, which a
-# run holds open (sysfs_pin_disk()): 'openat(5</sys/devices/.../block/DISK/queue>, "FILE", ...'.
+# strace -y: by path ("sys/class/block/DISK/queue/FILE", or "DISK/queue/FILE" below
+# sys/class/block held open), or below the disk's queue/, which a run holds open
+# (sysfs_pin_disk()): 'openat(5</sys/devices/.../block/DISK/queue>, "FILE", ...'.
 queue_open_re() {
         local alt
         alt=$(IFS='|'; echo "$*")
-        echo "\"/?sys/class/block/($alt)/queue/[a-z_/]+\"|[0-9]+</sys/devices/[^>]*/block/($alt)/queue>, \"[a-z_/]+\""
+        echo "\"/?sys/class/block/($alt)/queue/[a-z_/]+\"|[0-9]+</sys/class/block>, \"($alt)/queue/[a-z_/]+\"|[0-9]+</sys/devices/[^>]*/block/($alt)/queue>, \"[a-z_/]+\""
 }
 
 # trace_run LOG CMD...: run CMD under strace -f, recording every open and write(2) with the path
