@@ -247,9 +247,31 @@
         };
     }
 
+    /* The explicit properties the table shows: not in GetManagedObjects or PropertiesChanged's
+     * values (org.iosched1(5)), read with Get when a disk appears and when PropertiesChanged
+     * invalidates them. path -> { name: value } */
+    const EXPLICIT = ["AvailableSchedulers", "Current", "Desired", "MatchedRules", "LastChanges"];
+    const explicit = new Map();
+
+    function fetchExplicit(path, names) {
+        return Promise.all(names.map(n =>
+            client.call(path, "org.freedesktop.DBus.Properties", "Get", [DISK_IFACE, n])
+                    .then(([v]) => [n, v.v])
+                    .catch(() => null)))
+                .then(values => {
+                    const e = explicit.get(path) || {};
+                    for (const nv of values)
+                        if (nv)
+                            e[nv[0]] = nv[1];
+                    explicit.set(path, e);
+                    if (disks[path])
+                        renderDisk(path);
+                });
+    }
+
     function renderDisk(path) {
         let row = rows.get(path);
-        const d = diskView(disks[path]);
+        const d = diskView(Object.assign({}, explicit.get(path), disks[path]));
 
         if (!row) {
             row = new DiskRow(path);
@@ -270,6 +292,7 @@
             return;
         row.remove();
         rows.delete(path);
+        explicit.delete(path);
         document.getElementById("no-disks").hidden = rows.size > 0;
     }
 
@@ -330,13 +353,22 @@
 
         manager.addEventListener("changed", renderManager);
         manager.wait(renderManager);
-        disks.addEventListener("added", (ev, p) => renderDisk(p.path));
+        disks.addEventListener("added", (ev, p) => { renderDisk(p.path); fetchExplicit(p.path, EXPLICIT); });
         disks.addEventListener("changed", (ev, p) => renderDisk(p.path));
         disks.addEventListener("removed", (ev, p) => removeDisk(p.path));
+        client.subscribe({ interface: "org.freedesktop.DBus.Properties", member: "PropertiesChanged",
+                           path_namespace: DISK_PATH },
+                         (path, iface, signal, [name, changed, invalidated]) => {
+                             const names = (invalidated || []).filter(n => EXPLICIT.includes(n));
+                             if (name === DISK_IFACE && names.length > 0)
+                                 fetchExplicit(path, names);
+                         });
         disks.wait(() => {
-            for (const path of Object.keys(disks))
+            const paths = Object.keys(disks);
+            for (const path of paths)
                 renderDisk(path);
-            document.body.dataset.loaded = "true";
+            Promise.all(paths.map(path => fetchExplicit(path, EXPLICIT)))
+                    .finally(() => { document.body.dataset.loaded = "true"; });
         });
         client.addEventListener("close", (ev, options) =>
             showError("The connection to the system bus closed", options));

@@ -352,6 +352,32 @@ static int read_disk_props(sd_bus_message *m, DiskInfo *d) {
         return r < 0 ? r : sd_bus_message_exit_container(m);
 }
 
+/* The explicit properties ioschedctl shows (not in GetAll or GetManagedObjects), one
+ * Properties.Get each. */
+static int read_disk_explicit(sd_bus *bus, DiskInfo *d) {
+        static const BusPropertyId props[] = { BUS_DISK_CURRENT, BUS_DISK_MATCHED_RULES, BUS_DISK_DESIRED };
+        int r = 0;
+
+        for (size_t i = 0; r >= 0 && i < ELEMENTSOF(props); i++) {
+                _cleanup_(sd_bus_message_unrefp) sd_bus_message *reply = NULL;
+                _cleanup_(sd_bus_error_free) sd_bus_error error = SD_BUS_ERROR_NULL;
+                const BusProperty *bp = bus_property(props[i]);
+
+                r = sd_bus_call_method(bus, BUS_SERVICE, d->path, "org.freedesktop.DBus.Properties", "Get",
+                                       &error, &reply, "ss", BUS_DISK_INTERFACE, bp->name);
+                if (r < 0 && sd_bus_error_has_name(&error, SD_BUS_ERROR_UNKNOWN_OBJECT))
+                        return 0;       /* gone since it was listed: shown with what the list has */
+                if (r < 0)
+                        return error_of(&error, r);
+                r = sd_bus_message_enter_container(reply, 'v', bp->signature);
+                if (r >= 0)
+                        r = read_disk_prop(reply, bp->name, bp->signature, d);
+                if (r >= 0)
+                        r = sd_bus_message_exit_container(reply);
+        }
+        return r;
+}
+
 static int compare_disks(const void *a, const void *b) {
         return strverscmp(((const DiskInfo *) a)->name, ((const DiskInfo *) b)->name);
 }
@@ -401,9 +427,12 @@ static int get_disks(sd_bus *bus, DiskInfo **ret, size_t *ret_n) {
                 if (r >= 0)
                         r = sd_bus_message_exit_container(reply);
         }
-        for (size_t i = 0; r >= 0 && i < n; i++)
+        for (size_t i = 0; r >= 0 && i < n; i++) {
                 if (!l[i].name)
                         r = free_and_strdup(&l[i].name, "?");
+                if (r >= 0)
+                        r = read_disk_explicit(bus, &l[i]);
+        }
         if (r < 0) {
                 for (size_t i = 0; i < n; i++)
                         disk_info_done(&l[i]);
@@ -440,6 +469,8 @@ static int get_disk(sd_bus *bus, const char *name, DiskInfo *ret) {
                 return error_of(&error, r);
         }
         r = read_disk_props(reply, &d);
+        if (r >= 0)
+                r = read_disk_explicit(bus, &d);
         if (r < 0) {
                 disk_info_done(&d);
                 return log_error_errno(r, "Cannot parse the reply: %m");

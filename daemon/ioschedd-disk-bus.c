@@ -45,6 +45,14 @@ DEFINE_DISK_STRING_GETTER(property_get_name, o->name);
 DEFINE_DISK_STRING_GETTER(property_get_last_error, strempty(o->last_error));
 DEFINE_DISK_GETTER(property_get_last_applied, 't', uint64_t, o->last_applied);
 
+/* The scheduler the kernel shows ("none" for a queue without a choice), "" for a queue without
+ * a scheduler file: Current's "scheduler", for a list of disks. */
+static const char *scheduler_of(const Disk *d) {
+        return d->scheduler ?: (d->has_scheduler_file ? "none" : NULL);
+}
+
+DEFINE_DISK_STRING_GETTER(property_get_scheduler, strempty(scheduler_of(d)));
+
 /* Stack: the role, the dm uuid's kind, the map or array above ("" for none or unknown). */
 static int append_stack(sd_bus_message *reply, const Disk *d) {
         int r = sd_bus_message_open_container(reply, 'r', "sss");
@@ -114,7 +122,7 @@ static int append_current(sd_bus_message *reply, const Disk *d, const AttrInfo *
         int64_t num;
 
         if (a->id == ATTR_SCHEDULER) {
-                const char *s = d->scheduler ?: (d->has_scheduler_file ? "none" : NULL);
+                const char *s = scheduler_of(d);
 
                 return s ? append_pair(reply, a->key, s) : 0;
         }
@@ -308,6 +316,7 @@ DEFINE_EMPTY(empty_rules, !o->reading.resolved || o->reading.resolved->n_rules =
 DEFINE_EMPTY(empty_changes, strv_length(o->last_changes) < 3);
 DEFINE_EMPTY(empty_error, !o->last_error || !*o->last_error);
 DEFINE_EMPTY(empty_holds, o->n_holds == 0);
+DEFINE_EMPTY(empty_scheduler, !scheduler_of(o->reading.disk));
 
 #define FIELD(f) DISK_FIELD_BIT(f)
 /* Every field of the dirty mask that Current shows. */
@@ -346,6 +355,8 @@ static const BusPropertyImpl disk_properties[_BUS_PROPERTY_MAX] = {
         [BUS_DISK_HOLDS] = { property_get_holds, .fields = FIELD(DISK_OBJECT_HOLDS), .empty = empty_holds },
         [BUS_DISK_CURRENT] = { property_get_current, .fields = CURRENT_FIELDS },
         [BUS_DISK_NAME] = { property_get_name },        /* const */
+        [BUS_DISK_SCHEDULER] = { property_get_scheduler, .fields = FIELD(DISK_FIELD_SCHEDULER),
+                                 .empty = empty_scheduler },
         [BUS_DISK_DEVICE] = { property_get_device, .fields = FIELD(DISK_FIELD_TRANSPORT) | FIELD(DISK_FIELD_ROTATIONAL) |
                                                              FIELD(DISK_FIELD_QUEUES) | FIELD(DISK_FIELD_STACK) },
 };

@@ -12,7 +12,9 @@
  * PropertiesChanged names it among the invalidated (sd-bus's SD_BUS_VTABLE_PROPERTY_EXPLICIT
  * with EMITS_INVALIDATION). A
  * disk's current attribute values are not properties of their own: they are the map Current,
- * keyed like the configuration (the attribute table of src/attr.c is the schema).
+ * keyed like the configuration (the attribute table of src/attr.c is the schema), explicit; the
+ * scheduler alone is also Scheduler, for a list of disks. GetManagedObjects carries what a list
+ * shows; the details are explicit (org.iosched1(5), HISTORY).
  */
 #include <string.h>
 
@@ -49,6 +51,7 @@
         X(MANAGER, DISKS_PENDING, "DisksPending", "u", NONE)                                    \
         X(DISK, NAME, "Name", "s", CONST)                                                       \
         X(DISK, DEVICE, "Device", "(sbu(sss))", EMITS)                                          \
+        X(DISK, SCHEDULER, "Scheduler", "s", EMITS)                                             \
         X(DISK, DEVNUM, "DevNum", "s", EXPLICIT)                                                \
         X(DISK, MODEL, "Model", "s", EXPLICIT)                                                  \
         X(DISK, VENDOR, "Vendor", "s", EXPLICIT)                                                \
@@ -61,14 +64,14 @@
         X(DISK, STACK, "Stack", "(sss)", EXPLICIT)                                              \
         X(DISK, QUEUES, "Queues", "u", EXPLICIT)                                                \
         X(DISK, SIZE_BYTES, "SizeBytes", "t", EXPLICIT)                                         \
-        X(DISK, AVAILABLE_SCHEDULERS, "AvailableSchedulers", "as", EMITS)                       \
-        X(DISK, CURRENT, "Current", "a{ss}", EMITS)                                             \
+        X(DISK, AVAILABLE_SCHEDULERS, "AvailableSchedulers", "as", EXPLICIT)                    \
+        X(DISK, CURRENT, "Current", "a{ss}", EXPLICIT)                                          \
         X(DISK, OTHER_WRITERS, "OtherWriters", "a(ssssussb)", EMITS)                            \
-        X(DISK, DESIRED, "Desired", "a(ssssu)", EMITS)                                          \
+        X(DISK, DESIRED, "Desired", "a(ssssu)", EXPLICIT)                                       \
         X(DISK, MISMATCHED, "Mismatched", "as", EMITS)                                          \
-        X(DISK, MATCHED_RULES, "MatchedRules", "a(ssu)", EMITS)                                 \
+        X(DISK, MATCHED_RULES, "MatchedRules", "a(ssu)", EXPLICIT)                              \
         X(DISK, LAST_APPLIED, "LastApplied", "t", EMITS)                                        \
-        X(DISK, LAST_CHANGES, "LastChanges", "a(sss)", EMITS)                                   \
+        X(DISK, LAST_CHANGES, "LastChanges", "a(sss)", EXPLICIT)                                \
         X(DISK, LAST_ERROR, "LastError", "s", EMITS)                                           \
         X(DISK, HOLDS, "Holds", "a(ussta{ss})", EMITS)
 

@@ -163,7 +163,7 @@ case("Set a read-only property", FD + "PropertyReadOnly",
 case("Get an unknown property", FD + "UnknownProperty",
      lambda: call("Get", "ss", "org.iosched1.Disk", "Nope", path=disk_path,
                   iface="org.freedesktop.DBus.Properties"))
-case("GetAll of the disk", lambda o: "nr_requests" in o[0]["Current"],
+case("GetAll of the disk", lambda o: "Scheduler" in o[0] and "Current" not in o[0],
      lambda: call("GetAll", "s", "org.iosched1.Disk", path=disk_path,
                   iface="org.freedesktop.DBus.Properties"))
 
