@@ -95,7 +95,8 @@ wait_until 60 grep -q '"path":"/org/iosched1",.*PropertiesChanged.*"WritesDone"'
 # it back to 32 and recorded the change (Mismatched empty again), and ApplyAll found nothing to
 # change (LastChanges empty again).
 changed=$(/usr/bin/python3 -c 'import json,sys
-names=[" ".join(sorted(list(m["payload"]["data"][1]) + m["payload"]["data"][2])) for m in map(json.loads, open(sys.argv[1]))
+names=[" ".join(sorted(list(m["payload"]["data"][1]) + m["payload"]["data"][2]))
+       for m in map(json.loads, open(sys.argv[1]))
        if m.get("member") == "PropertiesChanged" and m.get("path") == sys.argv[2]]
 print(",".join(names))' "$TEST_TMP/signals" "/org/iosched1/disk/$a")
 [ "$changed" = "Current Mismatched,Current LastApplied LastChanges Mismatched,LastApplied LastChanges" ] ||
