@@ -38,6 +38,7 @@ typedef struct Desired {
 typedef struct DiskInfo {
         char *path;
         char *name, *transport, *last_error;
+        char *scheduler;                /* Scheduler: Current's scheduler, in the list */
         char *role, *dm_kind, *upper;   /* Stack */
         bool rotational;
         uint32_t queues;
@@ -56,6 +57,7 @@ static const size_t string_fields[_BUS_PROPERTY_MAX] = {
         [BUS_DISK_NAME] = offsetof(DiskInfo, name),
         [BUS_DISK_TRANSPORT] = offsetof(DiskInfo, transport),
         [BUS_DISK_LAST_ERROR] = offsetof(DiskInfo, last_error),
+        [BUS_DISK_SCHEDULER] = offsetof(DiskInfo, scheduler),
 };
 
 static char **string_field(DiskInfo *d, BusPropertyId p) {
@@ -352,16 +354,30 @@ static int read_disk_props(sd_bus_message *m, DiskInfo *d) {
         return r < 0 ? r : sd_bus_message_exit_container(m);
 }
 
-/* The explicit properties ioschedctl shows (not in GetAll or GetManagedObjects), one
- * Properties.Get each. */
-static int read_disk_explicit(sd_bus *bus, DiskInfo *d) {
+/* Which explicit properties a verb shows (not in GetAll or GetManagedObjects). */
+typedef enum Explicit {
+        EXPLICIT_CURRENT = 1 << 0,
+        EXPLICIT_RULES = 1 << 1,
+        EXPLICIT_DESIRED = 1 << 2,
+        /* Desired only for a disk with other writers: the owner.defer and two-writers notes */
+        EXPLICIT_DESIRED_IF_WRITERS = 1 << 3,
+        EXPLICIT_ALL = EXPLICIT_CURRENT | EXPLICIT_RULES | EXPLICIT_DESIRED,
+} Explicit;
+
+/* The explicit properties of @mask, one Properties.Get each. */
+static int read_disk_explicit(sd_bus *bus, DiskInfo *d, Explicit mask) {
         static const BusPropertyId props[] = { BUS_DISK_CURRENT, BUS_DISK_MATCHED_RULES, BUS_DISK_DESIRED };
         int r = 0;
 
+        if ((mask & EXPLICIT_DESIRED_IF_WRITERS) && d->writers.n > 0)
+                mask |= EXPLICIT_DESIRED;
         for (size_t i = 0; r >= 0 && i < ELEMENTSOF(props); i++) {
                 _cleanup_(sd_bus_message_unrefp) sd_bus_message *reply = NULL;
                 _cleanup_(sd_bus_error_free) sd_bus_error error = SD_BUS_ERROR_NULL;
                 const BusProperty *bp = bus_property(props[i]);
+
+                if (!(mask & (1u << i)))
+                        continue;
 
                 r = sd_bus_call_method(bus, BUS_SERVICE, d->path, "org.freedesktop.DBus.Properties", "Get",
                                        &error, &reply, "ss", BUS_DISK_INTERFACE, bp->name);
@@ -383,7 +399,7 @@ static int compare_disks(const void *a, const void *b) {
 }
 
 /* Every disk with its properties, in one call (the object manager). */
-static int get_disks(sd_bus *bus, DiskInfo **ret, size_t *ret_n) {
+static int get_disks(sd_bus *bus, Explicit mask, DiskInfo **ret, size_t *ret_n) {
         _cleanup_(sd_bus_message_unrefp) sd_bus_message *reply = NULL;
         _cleanup_(sd_bus_error_free) sd_bus_error error = SD_BUS_ERROR_NULL;
         DiskInfo *l = NULL;
@@ -431,7 +447,7 @@ static int get_disks(sd_bus *bus, DiskInfo **ret, size_t *ret_n) {
                 if (!l[i].name)
                         r = free_and_strdup(&l[i].name, "?");
                 if (r >= 0)
-                        r = read_disk_explicit(bus, &l[i]);
+                        r = read_disk_explicit(bus, &l[i], mask);
         }
         if (r < 0) {
                 for (size_t i = 0; i < n; i++)
@@ -470,7 +486,7 @@ static int get_disk(sd_bus *bus, const char *name, DiskInfo *ret) {
         }
         r = read_disk_props(reply, &d);
         if (r >= 0)
-                r = read_disk_explicit(bus, &d);
+                r = read_disk_explicit(bus, &d, EXPLICIT_ALL);
         if (r < 0) {
                 disk_info_done(&d);
                 return log_error_errno(r, "Cannot parse the reply: %m");
@@ -562,7 +578,7 @@ static int verb_status(sd_bus *bus, char **args) {
         size_t n = 0;
         int r;
 
-        r = get_disks(bus, &l, &n);
+        r = get_disks(bus, EXPLICIT_CURRENT | EXPLICIT_RULES | EXPLICIT_DESIRED_IF_WRITERS, &l, &n);
         if (r < 0)
                 return r;
 
@@ -765,7 +781,7 @@ static int verb_plan(sd_bus *bus, char **args) {
                 DiskInfo *l = NULL;
                 size_t n = 0;
 
-                r = get_disks(bus, &l, &n);
+                r = get_disks(bus, 0, &l, &n);
                 for (size_t i = 0; r >= 0 && i < n; i++)
                         r = plan_one(bus, l[i].name, &first, true);
                 for (size_t i = 0; i < n; i++)
@@ -949,7 +965,7 @@ static int verb_metrics(sd_bus *bus, char **args) {
 
         r = get_manager_metrics(bus, &m, &version);
         if (r >= 0)
-                r = get_disks(bus, &l, &n);
+                r = get_disks(bus, EXPLICIT_DESIRED, &l, &n);
         if (r < 0)
                 return r;
         for (size_t i = 0; i < n; i++)
@@ -963,7 +979,7 @@ static int verb_metrics(sd_bus *bus, char **args) {
                         .name = l[i].name,
                         .transport = l[i].transport,
                         .rotational = l[i].rotational,
-                        .scheduler = current_of(&l[i], ATTR_SCHEDULER) ?: "",
+                        .scheduler = strempty(l[i].scheduler),
                         .last_applied_usec = l[i].last_applied,
                         .failed = l[i].last_error && *l[i].last_error,
                         .keys = keys + k,
