@@ -364,34 +364,74 @@ typedef enum Explicit {
         EXPLICIT_ALL = EXPLICIT_CURRENT | EXPLICIT_RULES | EXPLICIT_DESIRED,
 } Explicit;
 
-/* The explicit properties of @mask, one Properties.Get each. */
-static int read_disk_explicit(sd_bus *bus, DiskInfo *d, Explicit mask) {
-        static const BusPropertyId props[] = { BUS_DISK_CURRENT, BUS_DISK_MATCHED_RULES, BUS_DISK_DESIRED };
-        int r = 0;
+/* One Properties.Get in flight. */
+typedef struct Fetch {
+        sd_bus_slot *slot;
+        DiskInfo *d;
+        const BusProperty *bp;
+        size_t *pending;
+        int *result;
+} Fetch;
 
-        if ((mask & EXPLICIT_DESIRED_IF_WRITERS) && d->writers.n > 0)
-                mask |= EXPLICIT_DESIRED;
-        for (size_t i = 0; r >= 0 && i < ELEMENTSOF(props); i++) {
-                _cleanup_(sd_bus_message_unrefp) sd_bus_message *reply = NULL;
-                _cleanup_(sd_bus_error_free) sd_bus_error error = SD_BUS_ERROR_NULL;
-                const BusProperty *bp = bus_property(props[i]);
+static int on_explicit(sd_bus_message *m, void *userdata, sd_bus_error *ret_error) {
+        const Fetch *f = userdata;
+        const sd_bus_error *e = sd_bus_message_get_error(m);
+        int r;
 
-                if (!(mask & (1u << i)))
-                        continue;
-
-                r = sd_bus_call_method(bus, BUS_SERVICE, d->path, "org.freedesktop.DBus.Properties", "Get",
-                                       &error, &reply, "ss", BUS_DISK_INTERFACE, bp->name);
-                if (r < 0 && sd_bus_error_has_name(&error, SD_BUS_ERROR_UNKNOWN_OBJECT))
-                        return 0;       /* gone since it was listed: shown with what the list has */
-                if (r < 0)
-                        return error_of(&error, r);
-                r = sd_bus_message_enter_container(reply, 'v', bp->signature);
+        (*f->pending)--;
+        if (e && sd_bus_error_has_name(e, SD_BUS_ERROR_UNKNOWN_OBJECT))
+                return 0;       /* gone since it was listed: shown with what the list has */
+        if (e)
+                r = error_of(e, -EIO);
+        else {
+                r = sd_bus_message_enter_container(m, 'v', f->bp->signature);
                 if (r >= 0)
-                        r = read_disk_prop(reply, bp->name, bp->signature, d);
+                        r = read_disk_prop(m, f->bp->name, f->bp->signature, f->d);
                 if (r >= 0)
-                        r = sd_bus_message_exit_container(reply);
+                        r = sd_bus_message_exit_container(m);
         }
-        return r;
+        if (r < 0 && *f->result >= 0)
+                *f->result = r;
+        return 0;
+}
+
+/* At most this many calls in flight: under dbus-daemon's max_replies_per_connection. */
+#define FETCH_WINDOW 64
+
+/* The explicit properties of @mask of the @n disks of @l, one Properties.Get each, FETCH_WINDOW
+ * at a time: one after the other, a round trip each, status took 4x as long at 4096 disks. */
+static int read_disks_explicit(sd_bus *bus, DiskInfo *l, size_t n, Explicit mask) {
+        static const BusPropertyId props[] = { BUS_DISK_CURRENT, BUS_DISK_MATCHED_RULES, BUS_DISK_DESIRED };
+        _cleanup_(freep) Fetch *f = calloc(MAX(n * ELEMENTSOF(props), 1u), sizeof(Fetch));
+        size_t n_fetch = 0, next = 0, pending = 0;
+        int result = 0, r = 0;
+
+        if (!f)
+                return log_oom();
+        for (size_t i = 0; i < n; i++) {
+                Explicit m = mask | ((mask & EXPLICIT_DESIRED_IF_WRITERS) && l[i].writers.n > 0 ? EXPLICIT_DESIRED : 0);
+
+                for (size_t p = 0; p < ELEMENTSOF(props); p++)
+                        if (m & (1u << p))
+                                f[n_fetch++] = (Fetch) { NULL, &l[i], bus_property(props[p]), &pending, &result };
+        }
+        while (r >= 0 && result >= 0 && (next < n_fetch || pending > 0)) {
+                for (; r >= 0 && pending < FETCH_WINDOW && next < n_fetch; next++, pending++)
+                        r = sd_bus_call_method_async(bus, &f[next].slot, BUS_SERVICE, f[next].d->path,
+                                                     "org.freedesktop.DBus.Properties", "Get", on_explicit,
+                                                     &f[next], "ss", BUS_DISK_INTERFACE, f[next].bp->name);
+                if (r < 0)
+                        break;
+                r = sd_bus_process(bus, NULL);
+                if (r == 0)
+                        r = sd_bus_wait(bus, UINT64_MAX);
+        }
+        /* Calls still due (an error ended the loop) call back no more. */
+        for (size_t i = 0; i < next; i++)
+                sd_bus_slot_unref(f[i].slot);
+        if (r < 0)
+                return log_error_errno(r, "Cannot read the disks' properties: %m");
+        return result;
 }
 
 static int compare_disks(const void *a, const void *b) {
@@ -443,12 +483,11 @@ static int get_disks(sd_bus *bus, Explicit mask, DiskInfo **ret, size_t *ret_n) 
                 if (r >= 0)
                         r = sd_bus_message_exit_container(reply);
         }
-        for (size_t i = 0; r >= 0 && i < n; i++) {
+        for (size_t i = 0; r >= 0 && i < n; i++)
                 if (!l[i].name)
                         r = free_and_strdup(&l[i].name, "?");
-                if (r >= 0)
-                        r = read_disk_explicit(bus, &l[i], mask);
-        }
+        if (r >= 0)
+                r = read_disks_explicit(bus, l, n, mask);
         if (r < 0) {
                 for (size_t i = 0; i < n; i++)
                         disk_info_done(&l[i]);
@@ -486,7 +525,7 @@ static int get_disk(sd_bus *bus, const char *name, DiskInfo *ret) {
         }
         r = read_disk_props(reply, &d);
         if (r >= 0)
-                r = read_disk_explicit(bus, &d, EXPLICIT_ALL);
+                r = read_disks_explicit(bus, &d, 1, EXPLICIT_ALL);
         if (r < 0) {
                 disk_info_done(&d);
                 return log_error_errno(r, "Cannot parse the reply: %m");
