@@ -57,7 +57,7 @@
             name: p.Name,
             transport: transport || "",
             rotational: !!rotational,
-            scheduler: currentValue(p, "scheduler") || "",
+            scheduler: p.Scheduler || "",
             keys,
             rules: (p.MatchedRules || []).map(([rule, file, line]) => ({ rule, file, line })),
             lastApplied: p.LastApplied || 0,
@@ -271,7 +271,8 @@
 
     function renderDisk(path) {
         let row = rows.get(path);
-        const d = diskView(Object.assign({}, explicit.get(path), disks[path]));
+        /* The proxy has every property of the interface, the explicit ones undefined. */
+        const d = diskView(Object.assign({}, disks[path], explicit.get(path)));
 
         if (!row) {
             row = new DiskRow(path);
