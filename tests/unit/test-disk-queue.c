@@ -176,6 +176,27 @@ TEST(refresh) {
         world_free(w);
 }
 
+/* udev's event for a disk read in part (its kernel add's job in a storm) reads it in full: no
+ * refresh is left to do for it, one job less than a partial read and the refresh's. */
+TEST(udev_event_reads_in_full) {
+        World *w = world_ran(N_DISKS, SETTINGS);
+        DiskObject *d = world_disk(w, "loop5");
+        UdevProps *props = props_of("ID_MODEL=Fake");
+
+        assert_int_equal(disk_object_want(d, JOB_APPLY, NULL, NULL), 0);
+        assert_true(submitted_for(w, d)->partial);
+        world_run_one(w);
+        assert_true(d->partial);
+        assert_int_equal(disk_object_want(d, JOB_APPLY, &props, NULL), 0);
+        assert_null(props);     /* taken */
+        assert_false(submitted_for(w, d)->partial);
+        world_run_one(w);
+        assert_false(d->partial);
+        manager_refresh(w->m);
+        assert_int_equal(submitted_count_for(w, d), 0);
+        world_free(w);
+}
+
 /* A dm device's change events that device-mapper's or multipath-tools' rules mark as changing
  * nothing queue no job (no read, no write); its other events do, and so do the same marks on a
  * disk that is no dm device. The kernel's change of a dm device waits for udev's. */
