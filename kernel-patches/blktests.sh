@@ -53,6 +53,32 @@ done
 for t in $bt_tests; do
 	[ -f "$blktests_src/tests/$t" ] || die "no blktests test $t"
 done
+# IOSCHED_BLKTESTS_MEMORY (MiB of guest memory, default 3072) and
+# IOSCHED_BLKTESTS_NO_REWRITER (tests that run without the rewriter) are part
+# of a result's name: TEST, TEST+norewriter, TEST+mem6144,
+# TEST+norewriter+mem6144.  A result made without the rewriter or with other
+# memory is never taken for one of the default run, and a test with a result
+# runs again under other conditions.
+bt_mem_default=3072
+bt_mem=${IOSCHED_BLKTESTS_MEMORY:-$bt_mem_default}
+if ! [[ "$bt_mem" =~ ^[0-9]+$ ]] || [ "$bt_mem" -lt 1024 ]; then
+	die "IOSCHED_BLKTESTS_MEMORY: MiB, at least 1024: $bt_mem"
+fi
+bt_norewriter=" $(echo "${IOSCHED_BLKTESTS_NO_REWRITER:-}" | tr , ' ') "
+for t in $bt_norewriter; do
+	[[ " $bt_tests " == *" $t "* ]] || die "IOSCHED_BLKTESTS_NO_REWRITER: $t is not a test of this run"
+done
+bt_runs=
+for t in $bt_tests; do
+	[[ "$bt_norewriter" != *" $t "* ]] || t=$t+norewriter
+	[ "$bt_mem" = "$bt_mem_default" ] || t=$t+mem$bt_mem
+	bt_runs="$bt_runs $t"
+done
+# Tests on an NVMe TEST_DEV (test_device() only; nvme/053): a QEMU NVMe
+# controller with a scratch namespace is attached to a guest that runs one,
+# and the guest runs them with TEST_DEVS=(/dev/nvme0n1) (config-nvme-pci;
+# the guest reads the list from nvme-pci-tests).
+bt_nvme_pci_tests="nvme/053"
 
 # ------------------------------------------------------------- kernels
 # One build directory for both kernels, in the tree verify keeps: the series
@@ -152,6 +178,8 @@ TEST_DEVS=(/dev/vdb)
 TIMEOUT=20
 nvme_trtype=loop
 EOF
+sed 's|^TEST_DEVS=.*|TEST_DEVS=(/dev/nvme0n1)|' "$root/blktests/config" >"$root/blktests/config-nvme-pci"
+echo "$bt_nvme_pci_tests" >"$root/blktests/nvme-pci-tests"
 gcc -static -O2 -Wall -Wextra -Werror -std=gnu11 -o "$root/usr/local/bin/ktest" "$here/guest/ktest.c"
 install -m 0755 "$here/guest/blktests-init" "$root/blktests-init"
 pass "blktests image ready (blktests $(cat "$blktests_src/.iosched-version" 2>/dev/null || echo "from $blktests_src"))"
@@ -161,12 +189,13 @@ pass "blktests image ready (blktests $(cat "$blktests_src/.iosched-version" 2>/d
 # that results of an earlier version of the series are neither mixed with
 # these nor taken for them.
 bt_results() { echo "$bt/results-$1.$(cat "$bt/kernel-$1/key").txt"; }
-# bt_todo KIND: the tests of the list without a result on that kernel yet.
+# bt_todo KIND: the tests of the list without a result on that kernel yet
+# ("unknown", blktests recorded no status: the test did not run, is none).
 bt_todo() {
 	local t results
 	results=$(bt_results "$1")
-	for t in $bt_tests; do
-		grep -q "^$t " "$results" 2>/dev/null || echo "$t"
+	for t in $bt_runs; do
+		grep -q "^$t [^u]" "$results" 2>/dev/null || echo "$t"
 	done
 }
 # bt_limit KIND: the time limit of that kernel's guest in seconds:
@@ -188,7 +217,7 @@ bt_limit() {
 	echo $left
 }
 bt_boot() { # unpatched|patched
-	local kind=$1 todo img log t=$SECONDS cur limit results key
+	local kind=$1 todo img log t=$SECONDS cur limit results key nt nvme_pci
 	key=$(cat "$bt/kernel-$kind/key")
 	results=$(bt_results "$kind")
 	todo=$(bt_todo "$kind" | tr '\n' ',' | sed 's/,$//')
@@ -210,13 +239,24 @@ bt_boot() { # unpatched|patched
 	mkfs.ext4 -q -F -L btroot -d "$root" "$img" || die "mkfs.ext4 -d for $kind failed"
 	truncate -s 0 "$bt/scratch.img"
 	truncate -s 1G "$bt/scratch.img"
+	nvme_pci=()
+	for nt in $bt_nvme_pci_tests; do
+		[[ ",$todo," != *",$nt,"* && ",$todo," != *",$nt+"* ]] || nvme_pci=(
+			-drive "file=$bt/scratch-nvme.img,if=none,id=btnvme,format=raw,cache=unsafe"
+			-device "nvme,serial=blktests,drive=btnvme")
+	done
+	if [ ${#nvme_pci[@]} -gt 0 ]; then
+		truncate -s 0 "$bt/scratch-nvme.img"
+		truncate -s 1G "$bt/scratch-nvme.img"
+	fi
 	log=$bt/console-$kind.log
-	log "booting the $kind blktests kernel on: $todo (at most ${limit}s, no test started after $((limit - bt_margin))s)"
-	timeout "$limit" qemu-system-x86_64 -accel tcg -smp 2 -m 3072 \
+	log "booting the $kind blktests kernel, ${bt_mem} MiB${nvme_pci:+ and an NVMe controller}, on: $todo (at most ${limit}s, no test started after $((limit - bt_margin))s)"
+	timeout "$limit" qemu-system-x86_64 -accel tcg -smp 2 -m "$bt_mem" \
 		-display none -monitor none -serial "file:$log" -no-reboot \
 		-kernel "$bt/kernel-$kind/bzImage" \
 		-drive "file=$img,if=virtio,format=raw,cache=unsafe" \
 		-drive "file=$bt/scratch.img,if=virtio,format=raw,cache=unsafe" \
+		"${nvme_pci[@]}" \
 		-append "console=ttyS0 root=/dev/vda rw init=/blktests-init panic=-1 loglevel=5 pci=noacpi blktests.label=$kind blktests.tests=$todo blktests.stop=$((limit - bt_margin))" ||
 		log "qemu exited with $? for $kind"
 	tr -d '\r' <"$log" >"$log.tmp" && mv "$log.tmp" "$log"
@@ -249,7 +289,7 @@ bt_boot patched
 
 # ------------------------------------------------------------- report
 stage blktests-report
-python3 "$here/report.py" --blktests "$bt" $bt_tests | tee "$bt/table.md"
+python3 "$here/report.py" --blktests "$bt" $bt_runs | tee "$bt/table.md"
 rc=${PIPESTATUS[0]}
 [ "$rc" = 0 ] || [ "$rc" = 3 ] || die "blktests: see the table above"
 if [ "$rc" = 3 ]; then

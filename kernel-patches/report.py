@@ -193,6 +193,15 @@ def prefixes(paths):
     return 0
 
 
+def label(t):
+    """A result's name as the table shows it: TEST[+norewriter][+memMIB]
+    (verify's IOSCHED_BLKTESTS_NO_REWRITER and IOSCHED_BLKTESTS_MEMORY)."""
+    name, *conds = t.split("+")
+    words = ["without the rewriter" if c == "norewriter" else f"{c[3:]} MiB guest"
+             for c in conds]
+    return f"{name} ({', '.join(words)})" if words else name
+
+
 def blktests(d, tests):
     """The table of verify --blktests from DIR/results-{unpatched,patched}.KEY.txt,
     KEY that of the kernel built now (DIR/kernel-{unpatched,patched}/key).
@@ -215,10 +224,12 @@ def blktests(d, tests):
         path = os.path.join(d, f"dmesg-{k}.{key}.txt")
         dmesg[k] = open(path, errors="replace").read().splitlines() if os.path.exists(path) else []
 
-    def cell(r):
+    def cell(r, norewriter):
         if not r:
             return "not run yet"
         status, secs, writes, ebusy, enoent, errors, slowest = r
+        if norewriter and secs != "-":
+            return f"{status}, {secs} s; no rewriter"
         if writes == "-":
             return f"{status}"
         return (f"{status}, {secs} s; rewriter {writes} writes, {ebusy} EBUSY, "
@@ -226,7 +237,7 @@ def blktests(d, tests):
                 f"{int(slowest) / 1000:.1f} ms")
 
     print("blktests (a608cb5) in a Debian 12 guest, QEMU TCG, 2 vCPUs; kernels built with "
-          "PROVE_LOCKING, KASAN, DEBUG_ATOMIC_SLEEP; beside every test the same-value "
+          "PROVE_LOCKING, KASAN, DEBUG_ATOMIC_SLEEP; beside every test (but those marked \"without the rewriter\") the same-value "
           "rewriter (the current scheduler, \"none\" included, and nr_requests of every "
           "disk but the root, every 10 ms):\n")
     print("| test | unpatched 7.3.4 | patched (fixes + next) |")
@@ -234,7 +245,7 @@ def blktests(d, tests):
     missing, problems = 0, []
     for t in tests:
         b, p = res["unpatched"].get(t), res["patched"].get(t)
-        print(f"| {t} | {cell(b)} | {cell(p)} |")
+        print(f"| {label(t)} | {cell(b, '+norewriter' in t)} | {cell(p, '+norewriter' in t)} |")
         missing += (not b) + (not p)
         if b and p and b[0] == "pass" and p[0] != "pass":
             problems.append(f"{t}: passes unpatched, {p[0]} patched")
