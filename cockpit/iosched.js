@@ -247,32 +247,47 @@
         };
     }
 
-    /* The explicit properties the table shows: not in GetManagedObjects or PropertiesChanged's
-     * values (org.iosched1(5)), read with Get when a disk appears and when PropertiesChanged
-     * invalidates them. path -> { name: value } */
+    /* The explicit properties the table shows are not in GetManagedObjects or
+     * PropertiesChanged's values (org.iosched1(5)). When PropertiesChanged invalidates one,
+     * cockpit-bridge's cache reads it (a Get) and the proxy has it, with a "changed" event;
+     * when a disk appears, the page reads them itself, once: "added" and disks.wait both
+     * ask, one reading a disk is in flight. path -> { name: value }, the proxy's wins. */
     const EXPLICIT = ["AvailableSchedulers", "Current", "Desired", "MatchedRules", "LastChanges"];
     const explicit = new Map();
+    const reading = new Map();   /* path -> the reading in flight (a Promise) */
 
-    function fetchExplicit(path, names) {
-        return Promise.all(names.map(n =>
+    function loadExplicit(path) {
+        if (reading.has(path))
+            return reading.get(path);
+        const r = Promise.all(EXPLICIT.map(n =>
             client.call(path, "org.freedesktop.DBus.Properties", "Get", [DISK_IFACE, n])
                     .then(([v]) => [n, v.v])
                     .catch(() => null)))
                 .then(values => {
-                    const e = explicit.get(path) || {};
-                    for (const nv of values)
-                        if (nv)
-                            e[nv[0]] = nv[1];
-                    explicit.set(path, e);
-                    if (disks[path])
-                        renderDisk(path);
+                    /* The disk went (and maybe came back) meanwhile: not its values. */
+                    if (reading.get(path) !== r)
+                        return;
+                    reading.delete(path);
+                    explicit.set(path, Object.fromEntries(values.filter(nv => nv)));
+                    renderDisk(path);
                 });
+        reading.set(path, r);
+        return r;
+    }
+
+    /* A disk's properties: the proxy's, the explicit ones the bridge has not read yet from
+     * the page's reading. */
+    function diskProperties(path) {
+        const p = Object.assign({}, explicit.get(path));
+        for (const [name, value] of Object.entries(disks[path]))
+            if (value !== undefined)
+                p[name] = value;
+        return p;
     }
 
     function renderDisk(path) {
         let row = rows.get(path);
-        /* The proxy has every property of the interface, the explicit ones undefined. */
-        const d = diskView(Object.assign({}, disks[path], explicit.get(path)));
+        const d = diskView(diskProperties(path));
 
         if (!row) {
             row = new DiskRow(path);
@@ -294,6 +309,7 @@
         row.remove();
         rows.delete(path);
         explicit.delete(path);
+        reading.delete(path);
         document.getElementById("no-disks").hidden = rows.size > 0;
     }
 
@@ -354,21 +370,14 @@
 
         manager.addEventListener("changed", renderManager);
         manager.wait(renderManager);
-        disks.addEventListener("added", (ev, p) => { renderDisk(p.path); fetchExplicit(p.path, EXPLICIT); });
+        disks.addEventListener("added", (ev, p) => { renderDisk(p.path); loadExplicit(p.path); });
         disks.addEventListener("changed", (ev, p) => renderDisk(p.path));
         disks.addEventListener("removed", (ev, p) => removeDisk(p.path));
-        client.subscribe({ interface: "org.freedesktop.DBus.Properties", member: "PropertiesChanged",
-                           path_namespace: DISK_PATH },
-                         (path, iface, signal, [name, changed, invalidated]) => {
-                             const names = (invalidated || []).filter(n => EXPLICIT.includes(n));
-                             if (name === DISK_IFACE && names.length > 0)
-                                 fetchExplicit(path, names);
-                         });
         disks.wait(() => {
             const paths = Object.keys(disks);
             for (const path of paths)
                 renderDisk(path);
-            Promise.all(paths.map(path => fetchExplicit(path, EXPLICIT)))
+            Promise.all(paths.map(loadExplicit))
                     .finally(() => { document.body.dataset.loaded = "true"; });
         });
         client.addEventListener("close", (ev, options) =>

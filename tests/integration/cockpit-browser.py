@@ -2,7 +2,7 @@
 # SPDX-License-Identifier: LGPL-2.1-or-later
 """The Cockpit page in a real browser (run by cockpit-browser.sh).
 
-Usage: cockpit-browser.py ADMIN_URL USER_URL DISK OTHER DROPIN_DIR SHOTS_DIR
+Usage: cockpit-browser.py ADMIN_URL USER_URL DISK OTHER DROPIN_DIR SHOTS_DIR BUS_MONITOR
 
 ADMIN_URL is the page served by a cockpit-ws whose session is root's, USER_URL the page served
 by one whose session is an unprivileged user's. ioschedd runs on the test's bus with
@@ -10,7 +10,10 @@ by one whose session is an unprivileged user's. ioschedd runs on the test's bus 
 sets nr_requests. Debian's chromium, headless, driven by chromedriver (WebDriver). Every step
 waits for what it needs to see, never for a fixed time; each prints one line, and the first
 that fails ends the run with exit status 1 and a screenshot of the page as it was.
+BUS_MONITOR is busctl monitor's record (JSON, a message a line) of ioschedd's signals and of
+the Properties.Get calls on disk objects, from before the first page is loaded.
 """
+import json
 import os
 import sys
 import tempfile
@@ -24,7 +27,7 @@ from selenium.webdriver.support.ui import WebDriverWait
 # Long enough for a loaded 2-CPU machine; a step that is right takes a fraction of it.
 WAIT = 60
 
-admin_url, user_url, disk, other, dropin_dir, shots = sys.argv[1:7]
+admin_url, user_url, disk, other, dropin_dir, shots, bus_monitor = sys.argv[1:8]
 
 
 class Failed(Exception):
@@ -221,6 +224,57 @@ def run_user(driver):
          "ApplyAll denied, shown as text)")
 
 
+def bus_messages():
+    with open(bus_monitor) as f:
+        lines = f.read().splitlines()
+    # The monitor is still running: its last line may be half written.
+    for i, line in enumerate(lines):
+        try:
+            yield json.loads(line)
+        except ValueError:
+            if i != len(lines) - 1:
+                raise
+
+
+def explicit_reads():
+    """A page's explicit properties of a disk are read once when the disk appears (the page's
+    Get) and once per invalidation (cockpit-bridge's cache reads what PropertiesChanged
+    invalidates), no more: at any point of the bus's messages, a page's cockpit-bridge's Get
+    calls of a property of a disk are at most one more than the disk's invalidations of it and
+    appearances since the bridge's first Get of it."""
+    allowed = {}  # (sender, path, property) -> Get calls allowed
+    gets = {}
+    seen = {}  # (sender, path, property) -> what the monitor saw, for the failure's message
+    for m in bus_messages():
+        data = m.get("payload", {}).get("data", [])
+        if m["type"] == "method_call" and m.get("member") == "Get":
+            key = (m["sender"], m["path"], data[1])
+            allowed.setdefault(key, 1)
+            gets[key] = gets.get(key, 0) + 1
+            seen.setdefault(key, []).append("Get")
+            if gets[key] > allowed[key]:
+                raise Failed("%s read %s of %s %d times, after %d invalidations and appearances"
+                             " (%s)" % (key[0], key[2], key[1], gets[key], allowed[key] - 1,
+                                        ", ".join(seen[key])))
+        elif m["type"] == "signal" and m.get("member") in ("PropertiesChanged", "InterfacesAdded"):
+            path, names = ((m["path"], data[2]) if m["member"] == "PropertiesChanged"
+                           else (data[0], None))
+            for key in allowed:
+                if key[1] == path and (names is None or key[2] in names):
+                    allowed[key] += 1
+                    seen[key].append(m["member"])
+    # Both sessions read both disks: the monitor saw the page's calls.
+    for name in (disk, other):
+        readers = {k[0] for k in gets if k[1].rsplit("/", 1)[-1] == name}
+        if len(readers) < 2:
+            raise Failed("the bus monitor saw %d pages read %s's explicit properties, not 2"
+                         % (len(readers), name))
+    most = max(gets.values())
+    step("each page read a disk's explicit property once and once per invalidation at most "
+         "(%d Get calls of %d properties of disks, at most %d of one)"
+         % (sum(gets.values()), len(gets), most))
+
+
 def main():
     for url, fn, name in ((admin_url, run_admin, "admin"), (user_url, run_user, "user")):
         driver = browser()
@@ -235,6 +289,11 @@ def main():
             return 1
         finally:
             driver.quit()
+    try:
+        explicit_reads()
+    except Failed as e:
+        print("cockpit-browser: FAIL: %s" % e, file=sys.stderr)
+        return 1
     return 0
 
 

@@ -8,7 +8,9 @@
 # Checked: the table lists the disks; Plan; a SetPolicy through the page reaches sysfs; a bad
 # value's bus error is shown as text; another writer's changes appear without a reload; Reset;
 # no content security policy violation; the unprivileged session reads everything and changes
-# nothing. The screenshots go to $IOSCHED_BROWSER_SHOTS when it is set (docs/img/ by hand).
+# nothing; a page reads a disk's explicit properties once when it appears and once per
+# invalidation (a bus monitor counts the Get calls). The screenshots go to
+# $IOSCHED_BROWSER_SHOTS when it is set (docs/img/ by hand).
 # IOSCHED_TEST_BROWSER=0 skips it.
 . "$(dirname "$0")/../lib/common.sh"
 . "$(dirname "$0")/../lib/daemon.sh"
@@ -35,6 +37,10 @@ polkitd_start reload
 # --verify-interval: ioschedd reads the disks again every second, so a write behind its back
 # (the test's, as another tool's) shows on the bus without a uevent.
 ioschedd_start --config-root "$root" --no-monitor --verify-interval=1
+# The pages' Get calls of disks' explicit properties beside ioschedd's signals: a page reads
+# them once when a disk appears and once per invalidation (cockpit-browser.py counts them).
+monitor_start "$TEST_TMP/bus-messages" \
+        "type='method_call',interface='org.freedesktop.DBus.Properties',member='Get',path_namespace='/org/iosched1/disk'"
 
 # Cockpit finds packages in $XDG_DATA_DIRS/cockpit: the tree's page, not an installed one.
 share=$TEST_TMP/share
@@ -61,7 +67,7 @@ page=cockpit/@localhost/iosched/index.html
 shots=${IOSCHED_BROWSER_SHOTS:-$TEST_TMP/shots}
 mkdir -p "$shots"
 TMPDIR=$TEST_TMP "$(dirname "$0")/cockpit-browser.py" "http://127.0.0.1:$admin_port/$page" "http://127.0.0.1:$user_port/$page" \
-        "$a" "$b" "$root/etc/iosched.d" "$shots" ||
+        "$a" "$b" "$root/etc/iosched.d" "$shots" "$TEST_TMP/bus-messages" ||
         fail "the page failed in the browser (ioschedd's log: $IOSCHEDD_LOG; cockpit-ws: $(tail -n 3 "$TEST_TMP/ws-root.log"))"
 ioschedd_alive || fail "ioschedd died"
 log "ok"

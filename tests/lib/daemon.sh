@@ -187,16 +187,21 @@ expect_fail() {
         printf '%s' "$out"
 }
 
-# monitor_start FILE: record every signal ioschedd sends, one JSON object a line. Returns once
-# the monitor is listening: it also matches a sentinel signal that this shell emits until the
-# sentinel is in FILE (busctl prints nothing when its match is in place).
+# monitor_start FILE [MATCH...]: record every signal ioschedd sends (and what the MATCH rules
+# match), one JSON object a line. Returns once the monitor is listening: it also matches a
+# sentinel signal that this shell emits until the sentinel is in FILE (busctl prints nothing
+# when its match is in place).
 monitor_start() {
-        local pid
-        busctl monitor --json=short --match "type='signal',sender='org.iosched1'" \
-                --match "type='signal',interface='org.iosched1.Test',member='MonitorReady'" >"$1" 2>/dev/null &
+        local pid file=$1 m matches=()
+        shift
+        for m in "$@"; do
+                matches+=(--match "$m")
+        done
+        busctl monitor --json=short --match "type='signal',sender='org.iosched1'" "${matches[@]}" \
+                --match "type='signal',interface='org.iosched1.Test',member='MonitorReady'" >"$file" 2>/dev/null &
         pid=$!
         on_exit "kill $pid"
-        wait_until 60 monitor_ready "$1" || fail "busctl monitor did not start listening"
+        wait_until 60 monitor_ready "$file" || fail "busctl monitor did not start listening"
 }
 monitor_ready() {
         has '"member":"MonitorReady"' "$1" && return 0
