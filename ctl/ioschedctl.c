@@ -398,11 +398,20 @@ static int on_explicit(sd_bus_message *m, void *userdata, sd_bus_error *ret_erro
 /* At most this many calls in flight: under dbus-daemon's max_replies_per_connection. */
 #define FETCH_WINDOW 64
 
+/* The property each bit of Explicit reads. */
+static const struct {
+        Explicit bit;
+        BusPropertyId property;
+} explicit_properties[] = {
+        { EXPLICIT_CURRENT, BUS_DISK_CURRENT },
+        { EXPLICIT_RULES, BUS_DISK_MATCHED_RULES },
+        { EXPLICIT_DESIRED, BUS_DISK_DESIRED },
+};
+
 /* The explicit properties of @mask of the @n disks of @l, one Properties.Get each, FETCH_WINDOW
- * at a time: one after the other, a round trip each, status took 4x as long at 4096 disks. */
+ * in flight rather than one round trip after the other. */
 static int read_disks_explicit(sd_bus *bus, DiskInfo *l, size_t n, Explicit mask) {
-        static const BusPropertyId props[] = { BUS_DISK_CURRENT, BUS_DISK_MATCHED_RULES, BUS_DISK_DESIRED };
-        _cleanup_(freep) Fetch *f = calloc(MAX(n * ELEMENTSOF(props), 1u), sizeof(Fetch));
+        _cleanup_(freep) Fetch *f = calloc(MAX(n * ELEMENTSOF(explicit_properties), 1u), sizeof(Fetch));
         size_t n_fetch = 0, next = 0, pending = 0;
         int result = 0, r = 0;
 
@@ -411,9 +420,10 @@ static int read_disks_explicit(sd_bus *bus, DiskInfo *l, size_t n, Explicit mask
         for (size_t i = 0; i < n; i++) {
                 Explicit m = mask | ((mask & EXPLICIT_DESIRED_IF_WRITERS) && l[i].writers.n > 0 ? EXPLICIT_DESIRED : 0);
 
-                for (size_t p = 0; p < ELEMENTSOF(props); p++)
-                        if (m & (1u << p))
-                                f[n_fetch++] = (Fetch) { NULL, &l[i], bus_property(props[p]), &pending, &result };
+                for (size_t p = 0; p < ELEMENTSOF(explicit_properties); p++)
+                        if (m & explicit_properties[p].bit)
+                                f[n_fetch++] = (Fetch) { NULL, &l[i], bus_property(explicit_properties[p].property),
+                                                         &pending, &result };
         }
         while (r >= 0 && result >= 0 && (next < n_fetch || pending > 0)) {
                 for (; r >= 0 && pending < FETCH_WINDOW && next < n_fetch; next++, pending++)
