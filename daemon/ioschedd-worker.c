@@ -183,11 +183,15 @@ static void *worker_main(void *arg) {
                 p->n_idle++;
                 if (p->done_tail)
                         p->done_tail->next = item;
-                else
+                else {
+                        /* One wake for the items that finish before the loop takes them: a
+                         * list that was not empty had its wake written, and the loop reads
+                         * the eventfd before it takes the list (worker_pool_take_done()).
+                         * Never fails short of a counter overflow. */
                         p->done_head = item;
+                        (void) !write(p->efd, &one, sizeof(one));
+                }
                 p->done_tail = item;
-                /* Never fails short of a counter overflow, which 2^64 items will not reach. */
-                (void) !write(p->efd, &one, sizeof(one));
         }
         p->n_idle--;
         pthread_mutex_unlock(&p->lock);

@@ -292,6 +292,32 @@ TEST(end_idle) {
         }
 }
 
+/* Items that finish before the loop takes them share one wake: the eventfd counts 1 for all
+ * of them, and one take returns every one. */
+TEST(one_wake_for_several_done) {
+        enum { N = 8 };
+        Item items[N] = {};
+        WorkerPool *p;
+        uint64_t wakes = 0;
+        unsigned done = 0;
+
+        assert_int_equal(worker_pool_new(1, NULL, NULL, &p), 0);
+        for (int i = 0; i < N; i++) {
+                items[i].item.run = run;
+                assert_int_equal(worker_pool_submit(p, &items[i].item), 0);
+        }
+        /* Until the one thread has finished all of them (10 s at most). */
+        for (int i = 0; i < 10000 && worker_pool_get_busy(p) > 0; i++)
+                usleep(1000);
+        assert_int_equal(worker_pool_get_busy(p), 0);
+        assert_int_equal(read(worker_pool_get_fd(p), &wakes, sizeof(wakes)), sizeof(wakes));
+        assert_int_equal(wakes, 1);
+        for (WorkItem *w = worker_pool_take_done(p); w; w = w->next)
+                done++;
+        assert_int_equal(done, N);
+        assert_null(worker_pool_free(p, NULL));
+}
+
 TEST(bounds) {
         WorkerPool *p;
 
