@@ -442,19 +442,14 @@ static int load_all(Sysfs *s, Disk *d, const UdevProps *udev) {
 
 int sysfs_load_disk(Sysfs *s, const char *name, const UdevProps *udev, const DiskLoad *what,
                     Disk **ret) {
-        _cleanup_(sysfs_unpin_diskp) Sysfs *pinned = NULL;
         _cleanup_(disk_freep) Disk *d = NULL;
         int r;
 
         assert(s && ret);
         if (!disk_name_is_valid(name))
                 return -EINVAL;
-        /* Pinned until we return; a disk that goes away meanwhile fails the reads below. */
-        r = sysfs_pin_disk(s, name);
-        if (r < 0)
-                return r;
-        pinned = s;
-
+        /* Below the disk's directory when the caller pinned it (disk_run()), else each file is
+         * walked to from sys/class/block; a disk that goes away meanwhile fails the reads. */
         d = disk_new(name);
         if (!d)
                 return -ENOMEM;

@@ -19,6 +19,9 @@
  * @what: what to read; NULL for everything
  * @ret: the disk
  *
+ * The files are looked up below the disk's directory when the caller pinned it
+ * (sysfs_pin_disk()), else from sys/class/block.
+ *
  * Return: 0; -EINVAL for an invalid name; -ENOENT/-ENODEV when there is no such disk.
  */
 int sysfs_load_disk(Sysfs *s, const char *name, const UdevProps *udev, const DiskLoad *what,

@@ -27,11 +27,10 @@ struct Sysfs {
         unsigned long n_writes;
         unsigned hz;
         /* The disk being read (sysfs_pin_disk()): its directory, its queue/ (-1 for a disk
-         * without one), its name, and how many pins hold them. */
+         * without one) and its name ("" when none is pinned). */
         int disk_fd;
         int queue_fd;
         char disk_name[32];
-        unsigned n_pins;
         /* Looked up once (host.h). */
         char *release;
         bool cgroup_probed;
@@ -144,13 +143,7 @@ int sysfs_pin_disk(Sysfs *s, const char *name) {
         char path[PATH_MAX];
         int r, dfd;
 
-        assert(s);
-        if (s->n_pins > 0) {
-                /* Pinned already (a run pins its disk for the read and the writes). */
-                assert(streq(s->disk_name, name));
-                s->n_pins++;
-                return 0;
-        }
+        assert(s && !s->disk_name[0]);  /* one disk at a time, pinned once (disk_run()) */
         r = disk_path(s, name, NULL, path, sizeof(path), &dfd);
         if (r < 0)
                 return r;
@@ -160,23 +153,17 @@ int sysfs_pin_disk(Sysfs *s, const char *name) {
         /* A partition has none; a disk whose queue/ is gone is being deleted (the reads tell). */
         s->queue_fd = openat(s->disk_fd, "queue", O_PATH | O_DIRECTORY | O_CLOEXEC);
         strcpy(s->disk_name, name);     /* valid: at most 31 characters */
-        s->n_pins = 1;
         return 0;
 }
 
 void sysfs_unpin_disk(Sysfs *s) {
         assert(s);
-        if (s->n_pins > 1) {
-                s->n_pins--;
-                return;
-        }
         if (s->disk_fd >= 0)
                 close(s->disk_fd);
         if (s->queue_fd >= 0)
                 close(s->queue_fd);
         s->disk_fd = s->queue_fd = -1;
         s->disk_name[0] = 0;
-        s->n_pins = 0;
 }
 
 int sysfs_read_disk_text(Sysfs *s, const char *disk, const char *rel, char **ret) {

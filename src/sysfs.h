@@ -74,7 +74,8 @@ bool sysfs_disk_exists(Sysfs *s, const char *name);
  *
  * Until sysfs_unpin_disk(), each file of @name is looked up below that directory, not by a walk
  * from the root through sys/class/block (path walks in kernfs are most of what reading a disk
- * costs). A disk that goes away meanwhile fails the reads. One disk at a time.
+ * costs). A disk that goes away meanwhile fails the reads. One disk at a time, pinned once: the
+ * caller that reads and writes a disk (disk_run()) pins it, what it calls reads below it.
  *
  * Return: 0; -EINVAL for an invalid name; -ENODEV when there is no such disk.
  */
