@@ -23,8 +23,8 @@ typedef struct UeventMonitor {
         Manager *manager;
         struct udev *udev;
         struct udev_monitor *monitor;
-        struct udev_monitor *kernel_monitor;    /* the kernel's uevents, before udev's rules */
-        sd_event_source *monitor_source, *kernel_monitor_source;
+        sd_event_source *monitor_source;
+        sd_event_source *kernel_source;         /* the kernel's uevents (its socket), before udev's rules */
         sd_event_source *burst_source;          /* ends a burst of kernel uevents: the held disks */
         uint64_t burst_last, held_since;        /* CLOCK_MONOTONIC usec */
         unsigned burst_events;                  /* kernel uevents in the current burst */
@@ -65,6 +65,21 @@ void uevent_handle_udev(UeventMonitor *u, const char *action, const char *name, 
 /* The kernel's uevent for a disk, before udev's rules ran: an "add" or "change" queues it at
  * once when no rule matches on what only udev knows (policy_needs_udev()). */
 void uevent_handle_kernel(UeventMonitor *u, const char *action, const char *name, uint64_t seqnum);
+
+/* A kernel uevent as the kernel's netlink socket carries it: "ACTION@DEVPATH", then
+ * "KEY=VALUE" strings, each ended by a NUL. The strings point into the message. */
+typedef struct KernelUevent {
+        const char *action;
+        const char *devpath;
+        const char *subsystem;
+        const char *devtype;    /* NULL when the event has none */
+        const char *name;       /* the last component of devpath: the name in sys/class/block */
+        uint64_t seqnum;        /* 0 when the event has none */
+} KernelUevent;
+
+/* Return: 0, or -EBADMSG for a message that is not a uevent (no "@" header; no ACTION,
+ * DEVPATH or SUBSYSTEM; a DEVPATH without a name). @buf[@n] must be NUL. */
+int kernel_uevent_parse(const char *buf, size_t n, KernelUevent *ret);
 
 /* The burst-over timer: once the kernel is quiet, the disks whose kernel "add" came during the
  * burst are read (what the policy needs) and applied; once udev has caught up too, every held

@@ -431,4 +431,37 @@ TEST(removed_while_running) {
         world_free(w);
 }
 
+/* The kernel's uevents as its socket carries them (the daemon reads them without libudev). */
+TEST(kernel_uevent_parse) {
+        static const char add[] = "add@/devices/virtual/block/loop5000\0ACTION=add\0"
+                "DEVPATH=/devices/virtual/block/loop5000\0SUBSYSTEM=block\0MAJOR=7\0MINOR=5000\0"
+                "DEVNAME=loop5000\0DEVTYPE=disk\0DISKSEQ=12\0SEQNUM=4242";
+        static const char bdi[] = "add@/devices/virtual/bdi/7:5000\0ACTION=add\0"
+                "DEVPATH=/devices/virtual/bdi/7:5000\0SUBSYSTEM=bdi\0SEQNUM=4243";
+        static const char no_action[] = "add@/devices/virtual/block/loop1\0"
+                "DEVPATH=/devices/virtual/block/loop1\0SUBSYSTEM=block";
+        static const char no_header[] = "ACTION=add\0DEVPATH=/devices/virtual/block/loop1\0SUBSYSTEM=block";
+        static const char libudev[] = "libudev\0\xfe\xed\xca\xfe";
+        static const char no_name[] = "add@/\0ACTION=add\0DEVPATH=/devices/\0SUBSYSTEM=block";
+        KernelUevent e;
+
+        assert_int_equal(kernel_uevent_parse(add, sizeof(add) - 1, &e), 0);
+        assert_string_equal(e.action, "add");
+        assert_string_equal(e.devpath, "/devices/virtual/block/loop5000");
+        assert_string_equal(e.name, "loop5000");
+        assert_string_equal(e.subsystem, "block");
+        assert_string_equal(e.devtype, "disk");
+        assert_int_equal(e.seqnum, 4242);
+
+        assert_int_equal(kernel_uevent_parse(bdi, sizeof(bdi) - 1, &e), 0);
+        assert_string_equal(e.subsystem, "bdi");
+        assert_null(e.devtype);
+        assert_string_equal(e.name, "7:5000");
+
+        assert_int_equal(kernel_uevent_parse(no_action, sizeof(no_action) - 1, &e), -EBADMSG);
+        assert_int_equal(kernel_uevent_parse(no_header, sizeof(no_header) - 1, &e), -EBADMSG);
+        assert_int_equal(kernel_uevent_parse(libudev, sizeof(libudev) - 1, &e), -EBADMSG);
+        assert_int_equal(kernel_uevent_parse(no_name, sizeof(no_name) - 1, &e), -EBADMSG);
+}
+
 DEFINE_TEST_MAIN(NULL, NULL);
