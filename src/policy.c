@@ -127,29 +127,29 @@ int match_parse(MatchField field, const char *text, Match *ret, const char **ret
                 *ret_error = "too many alternatives";
                 return -EINVAL;
         }
-        for (char **p = patterns; *p; p++) {
-                *ret_error = pattern_error(field, strstrip_inplace(*p));
+        for (size_t i = 0; patterns[i]; i++) {
+                *ret_error = pattern_error(field, strstrip_inplace(patterns[i]));
                 if (*ret_error)
                         return -EINVAL;
+                if (!strpbrk(patterns[i], "*?[\\"))
+                        m.literal |= UINT64_C(1) << i;
         }
         m.patterns = TAKE_PTR(patterns);
         *ret = m;
         return 0;
 }
 
-/* fnmatch() or, for a pattern without wildcards, a plain comparison: a rule may list
- * hundreds of names, and fnmatch() costs about a hundred times strcmp() even on a literal. */
-static bool glob_match(const char *pattern, const char *s) {
-        if (!strpbrk(pattern, "*?[\\"))
-                return streq(pattern, s);
-        return fnmatch(pattern, s, 0) == 0;
-}
+/* fnmatch() or, for a pattern without wildcards (m->literal, found when the match was
+ * parsed), a plain comparison: a rule may list hundreds of names, and fnmatch() costs about a
+ * hundred times strcmp() even on a literal. */
+static bool glob_any(const Match *m, const char *a, const char *b) {
+        for (size_t i = 0; m->patterns[i]; i++) {
+                bool literal = m->literal & (UINT64_C(1) << i);
+                const char *p = m->patterns[i];
 
-static bool glob_any(char * const *patterns, const char *a, const char *b) {
-        for (char * const *p = patterns; *p; p++) {
-                if (a && glob_match(*p, a))
+                if (a && (literal ? streq(p, a) : fnmatch(p, a, 0) == 0))
                         return true;
-                if (b && glob_match(*p, b))
+                if (b && (literal ? streq(p, b) : fnmatch(p, b, 0) == 0))
                         return true;
         }
         return false;
@@ -161,19 +161,19 @@ bool match_test(const Match *m, const Disk *d) {
         assert(m && d);
         switch (m->field) {
         case MATCH_NAME:
-                result = glob_any(m->patterns, d->name, NULL);
+                result = glob_any(m, d->name, NULL);
                 break;
         case MATCH_MODEL:
-                result = glob_any(m->patterns, d->model, d->model_sysfs);
+                result = glob_any(m, d->model, d->model_sysfs);
                 break;
         case MATCH_VENDOR:
-                result = glob_any(m->patterns, d->vendor, d->vendor_sysfs);
+                result = glob_any(m, d->vendor, d->vendor_sysfs);
                 break;
         case MATCH_SERIAL:
-                result = glob_any(m->patterns, d->serial, NULL);
+                result = glob_any(m, d->serial, NULL);
                 break;
         case MATCH_WWN:
-                result = glob_any(m->patterns, d->wwn, NULL);
+                result = glob_any(m, d->wwn, NULL);
                 break;
         case MATCH_TRANSPORT:
                 result = strv_contains(m->patterns, transport_to_string(d->transport));
@@ -190,11 +190,11 @@ bool match_test(const Match *m, const Disk *d) {
                 result = strv_contains(m->patterns, stack_role_to_string(d->stack.role));
                 break;
         case MATCH_DM:
-                result = glob_any(m->patterns, d->stack.dm_kind, NULL);
+                result = glob_any(m, d->stack.dm_kind, NULL);
                 break;
         case MATCH_PROPERTY:
                 /* A property udev does not set matches no glob: "!" matches it. */
-                result = glob_any(m->patterns, udev_props_get(d->udev, m->property), NULL);
+                result = glob_any(m, udev_props_get(d->udev, m->property), NULL);
                 break;
         case MATCH_ROTATIONAL:
                 if (d->rotational < 0)

@@ -37,10 +37,12 @@ typedef struct Match {
         MatchField field;
         bool negate;            /* the value started with "!" */
         char **patterns;        /* globs, transports, zoned models, "single"/"multi" */
+        uint64_t literal;       /* bit i: patterns[i] has no wildcard (MATCH_PATTERNS_MAX 64) */
         int boolean;            /* rotational, removable */
         char *property;         /* MATCH_PROPERTY: the udev property's name ([A-Z0-9_]+) */
         unsigned line;
 } Match;
+_Static_assert(MATCH_PATTERNS_MAX <= 64, "Match.literal has one bit per pattern");
 
 typedef struct Setting {
         const AttrInfo *attr;
