@@ -1,5 +1,6 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 #include <assert.h>
+#include <endian.h>
 #include <limits.h>
 #include <linux/netlink.h>
 #include <sys/socket.h>
@@ -10,10 +11,11 @@
 #include "sysfs.h"
 #include "util.h"
 
-/* The kernel's multicast group of uevents (libudev's is 2), and a message's largest size (the
- * kernel's UEVENT_BUFFER_SIZE is 2048). */
-#define UEVENT_KERNEL_GROUP 1
-#define UEVENT_KERNEL_MESSAGE_MAX 8192
+/* The multicast groups of the kernel's uevents and of udev's broadcasts, and a message's
+ * largest size (the kernel's UEVENT_BUFFER_SIZE is 2048; udev adds its properties). */
+#define UEVENT_GROUP_KERNEL 1
+#define UEVENT_GROUP_UDEV 2
+#define UEVENT_MESSAGE_MAX 16384
 
 /*
  * A burst of the kernel's uevents is disks being created (a storm: hundreds at boot, a
@@ -263,80 +265,29 @@ void uevent_handle_udev(UeventMonitor *u, const char *action, const char *name, 
                 log_oom();
 }
 
-/* The udev properties a job reads (udev_props_identity_keys): libudev builds the list of all of
- * a device's properties anew for each event, and that list is most of what an event costs us;
- * the list only when the policy sets iocost keys (the hwdb's IOCOST_* properties). */
-static int device_props(struct udev_device *dev, bool all, char * const *keys, UdevProps **ret) {
-        _cleanup_(udev_props_freep) UdevProps *p = NULL;
-        struct udev_list_entry *e;
+/*
+ * The uevents of both sockets are read as they come, not through libudev, which made a device
+ * of each message (its properties in hash maps, a list of them built anew for each lookup,
+ * all freed after): 40,000 to 90,000 instructions a message, two to four messages a disk
+ * created, most of the daemon's instructions in a storm (callgrind, bench/storm's 256 loop
+ * devices). A block disk's action, name, SEQNUM and the few properties a job reads are all
+ * the daemon takes of them.
+ */
 
-        p = udev_props_new();
-        if (!p)
-                return -ENOMEM;
-        if (!all) {
-                for (const char *const *k = udev_props_identity_keys; *k; k++) {
-                        const char *v = udev_device_get_property_value(dev, *k);
-
-                        if (v && udev_props_add(p, *k, v) < 0)
-                                return -ENOMEM;
-                }
-                /* The policy's match.property names and what the other writers' rules match on. */
-                for (char * const *k = keys; k && *k; k++) {
-                        const char *v = udev_device_get_property_value(dev, *k);
-
-                        if (v && udev_props_add(p, *k, v) < 0)
-                                return -ENOMEM;
-                }
-                *ret = TAKE_PTR(p);
-                return 0;
-        }
-        /* udev_props_add() bounds what one event can make us keep. */
-        udev_list_entry_foreach(e, udev_device_get_properties_list_entry(dev))
-                if (udev_props_add(p, udev_list_entry_get_name(e),
-                                   strempty(udev_list_entry_get_value(e))) < 0)
-                        return -ENOMEM;
-        *ret = TAKE_PTR(p);
-        return 0;
-}
-
-static void uevent_dispatch(UeventMonitor *u, struct udev_device *dev) {
-        const char *action = udev_device_get_action(dev), *name = udev_device_get_sysname(dev);
-        const Config *c = u->manager->config;
-        _cleanup_(udev_props_freep) UdevProps *props = NULL;
-        const char *old, *base;
-
-        if (action && !streq(action, "remove") &&
-            device_props(dev, !c || (c->load.attrs & ATTR_IOCOST_BITS_MASK), c ? c->load.udev_keys : NULL,
-                         &props) < 0) {
-                log_oom();
-                return;
-        }
-        old = udev_device_get_property_value(dev, "DEVPATH_OLD");
-        base = old ? strrchr(old, '/') : NULL;
-        uevent_handle_udev(u, action, name, base ? base + 1 : NULL, &props, udev_device_get_seqnum(dev));
-}
-
-static int on_monitor(sd_event_source *s, int fd, uint32_t revents, void *userdata) {
-        UeventMonitor *u = userdata;
-
-        /* Take everything that is there: events for one disk coalesce into one job. */
-        for (unsigned n = 0; n < 4096; n++) {
-                struct udev_device *dev = udev_monitor_receive_device(u->monitor);
-
-                if (!dev) {
-                        if (errno == ENOBUFS) {
-                                log_warning("The udev monitor lost events (receive buffer full): "
-                                            "reading every disk again.");
-                                (void) manager_rescan(u->manager, NULL);
-                                continue;
-                        }
-                        break;
-                }
-                uevent_dispatch(u, dev);
-                udev_device_unref(dev);
-        }
-        return 0;
-}
+/* udev's broadcast: this header (systemd's struct monitor_netlink_header, which every libudev
+ * reads, of any version), then the properties as the kernel's are. */
+#define UDEV_MESSAGE_MAGIC 0xfeedcafeU
+typedef struct UdevMessageHeader {
+        char prefix[8];                 /* "libudev" */
+        uint32_t magic;                 /* UDEV_MESSAGE_MAGIC, big endian */
+        uint32_t header_size;
+        uint32_t properties_off;
+        uint32_t properties_len;
+        uint32_t filter_subsystem_hash;
+        uint32_t filter_devtype_hash;
+        uint32_t filter_tag_bloom_hi;
+        uint32_t filter_tag_bloom_lo;
+} UdevMessageHeader;
 
 static const char *uevent_value(const char *line, const char *key) {
         const char *v = startswith(line, key);
@@ -344,22 +295,49 @@ static const char *uevent_value(const char *line, const char *key) {
         return v && *v == '=' ? v + 1 : NULL;
 }
 
-int kernel_uevent_parse(const char *buf, size_t n, KernelUevent *ret) {
-        KernelUevent e = {};
-        const char *slash;
+/* Where the properties are: after udev's header, or after the kernel's "ACTION@DEVPATH". */
+static int uevent_properties(const char *buf, size_t n, const char **ret, size_t *ret_len) {
+        size_t l = strnlen(buf, n);
+
+        if (streq(buf, "libudev")) {
+                UdevMessageHeader h;
+
+                if (n < sizeof(h))
+                        return -EBADMSG;
+                memcpy(&h, buf, sizeof(h));
+                if (be32toh(h.magic) != UDEV_MESSAGE_MAGIC || h.properties_off < sizeof(h) ||
+                    h.properties_off > n || h.properties_len > n - h.properties_off)
+                        return -EBADMSG;
+                *ret = buf + h.properties_off;
+                *ret_len = h.properties_len;
+                return 0;
+        }
+        if (!memchr(buf, '@', l) || l >= n)
+                return -EBADMSG;
+        *ret = buf + l + 1;
+        *ret_len = n - l - 1;
+        return 0;
+}
+
+int uevent_parse(const char *buf, size_t n, Uevent *ret) {
+        Uevent e = {};
+        const char *slash, *v;
         int64_t seqnum;
+        int r;
 
         assert(buf && ret && buf[n] == 0);
-        /* The header, "ACTION@DEVPATH"; libudev's messages start "libudev". */
-        if (!memchr(buf, '@', strnlen(buf, n)))
-                return -EBADMSG;
-        for (size_t i = strlen(buf) + 1; i < n; i += strlen(buf + i) + 1) {
-                const char *l = buf + i, *v;
+        r = uevent_properties(buf, n, &e.props, &e.props_len);
+        if (r < 0)
+                return r;
+        for (size_t i = 0; i < e.props_len; i += strnlen(e.props + i, e.props_len - i) + 1) {
+                const char *l = e.props + i;
 
                 if ((v = uevent_value(l, "ACTION")))
                         e.action = v;
                 else if ((v = uevent_value(l, "DEVPATH")))
                         e.devpath = v;
+                else if ((v = uevent_value(l, "DEVPATH_OLD")))
+                        e.devpath_old = v;
                 else if ((v = uevent_value(l, "SUBSYSTEM")))
                         e.subsystem = v;
                 else if ((v = uevent_value(l, "DEVTYPE")))
@@ -377,95 +355,150 @@ int kernel_uevent_parse(const char *buf, size_t n, KernelUevent *ret) {
         return 0;
 }
 
-/*
- * The kernel's uevents, read from its netlink socket as they are: a block disk's action, name
- * and SEQNUM are all the daemon takes of them. libudev made a device of each one (its
- * properties in hash maps, then freed): 40,000-odd instructions a message, three messages
- * (a disk's add and change, its bdi's add) per disk created, a quarter of the daemon's
- * instructions in a storm (callgrind, bench/storm's 256 loop devices).
- */
-static int on_kernel_monitor(sd_event_source *s, int fd, uint32_t revents, void *userdata) {
-        UeventMonitor *u = userdata;
+static bool strv_has(const char *const *l, const char *s, size_t n) {
+        for (; l && *l; l++)
+                if (strlen(*l) == n && strncmp(*l, s, n) == 0)
+                        return true;
+        return false;
+}
 
-        for (unsigned n = 0; n < 4096; n++) {
-                char buf[UEVENT_KERNEL_MESSAGE_MAX + 1];
-                struct sockaddr_nl snl = {};
-                struct iovec iov = { .iov_base = buf, .iov_len = sizeof(buf) - 1 };
-                struct msghdr msg = { .msg_name = &snl, .msg_namelen = sizeof(snl), .msg_iov = &iov, .msg_iovlen = 1 };
-                KernelUevent e;
-                ssize_t k = recvmsg(fd, &msg, MSG_DONTWAIT);
+int uevent_udev_props(const Uevent *e, bool all, char *const *keys, UdevProps **ret) {
+        _cleanup_(udev_props_freep) UdevProps *p = NULL;
+        char name[UDEV_PROP_NAME_MAX + 1];
 
-                if (k < 0) {
-                        if (errno == EINTR)
-                                continue;
-                        if (errno == ENOBUFS) {
-                                log_warning("The kernel uevent socket lost events (receive buffer full): "
-                                            "reading every disk again.");
-                                (void) manager_rescan(u->manager, NULL);
-                                continue;
-                        }
-                        break;
-                }
-                /* The kernel's own (port 0), whole. */
-                if (snl.nl_pid != 0 || (msg.msg_flags & MSG_TRUNC))
+        assert(e && ret);
+        p = udev_props_new();
+        if (!p)
+                return -ENOMEM;
+        for (size_t i = 0; i < e->props_len; i += strnlen(e->props + i, e->props_len - i) + 1) {
+                const char *l = e->props + i, *eq = strchr(l, '=');
+                size_t k = eq ? (size_t) (eq - l) : 0;
+
+                if (k == 0 || k > UDEV_PROP_NAME_MAX)
+                        continue;
+                /* The identity (udev_props_identity_keys), the policy's match.property names
+                 * and what the other writers' rules match on; every one for iocost keys (the
+                 * hwdb's IOCOST_* properties). udev_props_add() bounds what one event keeps. */
+                if (!all && !strv_has(udev_props_identity_keys, l, k) && !strv_has((const char *const *) keys, l, k))
+                        continue;
+                memcpy(name, l, k);
+                name[k] = 0;
+                if (udev_props_add(p, name, eq + 1) < 0)
+                        return -ENOMEM;
+        }
+        *ret = TAKE_PTR(p);
+        return 0;
+}
+
+static void uevent_dispatch_udev(UeventMonitor *u, const Uevent *e) {
+        const Config *c = u->manager->config;
+        _cleanup_(udev_props_freep) UdevProps *props = NULL;
+        const char *base;
+
+        if (!streq(e->action, "remove") &&
+            uevent_udev_props(e, !c || (c->load.attrs & ATTR_IOCOST_BITS_MASK), c ? c->load.udev_keys : NULL,
+                              &props) < 0) {
+                log_oom();
+                return;
+        }
+        base = e->devpath_old ? strrchr(e->devpath_old, '/') : NULL;
+        uevent_handle_udev(u, e->action, e->name, base ? base + 1 : NULL, &props, e->seqnum);
+}
+
+/* One message of @fd into @buf: 1, 0 when there is none, -ENOBUFS when some were lost. Only
+ * the kernel's own on its group (port 0), only root's (udevd's) on udev's. */
+static int uevent_receive(int fd, bool kernel, char *buf, size_t size, Uevent *ret) {
+        union {
+                struct cmsghdr header;
+                char buf[CMSG_SPACE(sizeof(struct ucred))];
+        } control;
+        struct sockaddr_nl snl = {};
+        struct iovec iov = { .iov_base = buf, .iov_len = size - 1 };
+        struct msghdr msg = {
+                .msg_name = &snl, .msg_namelen = sizeof(snl), .msg_iov = &iov, .msg_iovlen = 1,
+                .msg_control = &control, .msg_controllen = sizeof(control),
+        };
+        struct cmsghdr *cmsg;
+        ssize_t k;
+
+        for (;;) {
+                msg.msg_namelen = sizeof(snl);
+                msg.msg_controllen = sizeof(control);
+                k = recvmsg(fd, &msg, MSG_DONTWAIT);
+                if (k < 0 && errno == EINTR)
+                        continue;
+                if (k < 0)
+                        return errno == ENOBUFS ? -ENOBUFS : 0;
+                cmsg = CMSG_FIRSTHDR(&msg);
+                if (msg.msg_flags & (MSG_TRUNC | MSG_CTRUNC))
+                        continue;
+                if (kernel ? snl.nl_pid != 0 :
+                             !cmsg || cmsg->cmsg_level != SOL_SOCKET || cmsg->cmsg_type != SCM_CREDENTIALS ||
+                             ((struct ucred *) CMSG_DATA(cmsg))->uid != 0)
                         continue;
                 buf[k] = 0;
-                if (kernel_uevent_parse(buf, k, &e) < 0 || !streq(e.subsystem, "block") ||
-                    !streq_ptr(e.devtype, "disk"))
+                /* A block disk's: udev sends every device's, the kernel's group too. */
+                if (uevent_parse(buf, (size_t) k, ret) < 0 || streq(buf, "libudev") == kernel ||
+                    !streq(ret->subsystem, "block") || !streq_ptr(ret->devtype, "disk"))
                         continue;
-                uevent_handle_kernel(u, e.action, e.name, e.seqnum);
+                return 1;
+        }
+}
+
+static int on_uevent(sd_event_source *s, int fd, uint32_t revents, void *userdata) {
+        UeventMonitor *u = userdata;
+        bool kernel = s == u->kernel_source;
+
+        /* Take everything that is there: events for one disk coalesce into one job. */
+        for (unsigned n = 0; n < 4096; n++) {
+                char buf[UEVENT_MESSAGE_MAX + 1];
+                Uevent e;
+                int r = uevent_receive(fd, kernel, buf, sizeof(buf), &e);
+
+                if (r == -ENOBUFS) {
+                        log_warning("The %s uevent socket lost events (receive buffer full): "
+                                    "reading every disk again.", kernel ? "kernel" : "udev");
+                        (void) manager_rescan(u->manager, NULL);
+                        continue;
+                }
+                if (r == 0)
+                        break;
+                if (kernel)
+                        uevent_handle_kernel(u, e.action, e.name, e.seqnum);
+                else
+                        uevent_dispatch_udev(u, &e);
         }
         return 0;
 }
 
-static int uevent_add_kernel_socket(UeventMonitor *u, int buffer) {
-        struct sockaddr_nl snl = { .nl_family = AF_NETLINK, .nl_groups = UEVENT_KERNEL_GROUP };
+/* A socket of the kernel's uevents (@group UEVENT_GROUP_KERNEL) or udev's broadcasts of them
+ * (UEVENT_GROUP_UDEV), watched by the loop in *@ret, which owns it. */
+static int uevent_add_socket(UeventMonitor *u, unsigned group, int buffer, sd_event_source **ret) {
+        struct sockaddr_nl snl = { .nl_family = AF_NETLINK, .nl_groups = group };
+        const char *what = group == UEVENT_GROUP_KERNEL ? "kernel" : "udev";
         _cleanup_(closep) int fd = -1;
-        int r;
+        int r, one = 1;
 
         fd = socket(AF_NETLINK, SOCK_RAW | SOCK_CLOEXEC | SOCK_NONBLOCK, NETLINK_KOBJECT_UEVENT);
         if (fd < 0)
-                return log_error_errno(errno, "Cannot create the kernel uevent socket: %m");
-        /* Storms of add events must not overflow it; if they do anyway, ENOBUFS makes us read
-         * every disk again. */
+                return log_error_errno(errno, "Cannot create the %s uevent socket: %m", what);
+        /* Storms of add events (hundreds of disks at once) must not overflow it; if they do
+         * anyway, ENOBUFS makes us read every disk again. */
         if (setsockopt(fd, SOL_SOCKET, SO_RCVBUFFORCE, &buffer, sizeof(buffer)) < 0 &&
             setsockopt(fd, SOL_SOCKET, SO_RCVBUF, &buffer, sizeof(buffer)) < 0)
-                log_warning_errno(errno, "Cannot enlarge the kernel uevent socket's buffer: %m");
+                log_warning_errno(errno, "Cannot enlarge the %s uevent socket's buffer: %m", what);
+        /* The sender's credentials: udev's broadcasts are taken from root only. */
+        if (setsockopt(fd, SOL_SOCKET, SO_PASSCRED, &one, sizeof(one)) < 0)
+                return log_error_errno(errno, "Cannot ask for the %s uevents' senders: %m", what);
         if (bind(fd, (struct sockaddr *) &snl, sizeof(snl)) < 0)
-                return log_error_errno(errno, "Cannot listen to the kernel's uevents: %m");
-        r = sd_event_add_io(u->manager->event, &u->kernel_source, fd, EPOLLIN, on_kernel_monitor, u);
+                return log_error_errno(errno, "Cannot listen to the %s uevents: %m", what);
+        r = sd_event_add_io(u->manager->event, ret, fd, EPOLLIN, on_uevent, u);
         if (r < 0)
-                return log_error_errno(r, "Cannot watch the kernel uevent socket: %m");
-        (void) sd_event_source_set_io_fd_own(u->kernel_source, true);
+                return log_error_errno(r, "Cannot watch the %s uevent socket: %m", what);
+        (void) sd_event_source_set_io_fd_own(*ret, true);
         TAKE_FD(fd);
-        (void) sd_event_source_set_description(u->kernel_source, "kernel-monitor");
-        return 0;
-}
-
-/* udev's monitor of block disks (after its rules, with its properties). */
-static int uevent_add_monitor(UeventMonitor *u, int buffer) {
-        struct udev_monitor *mon;
-        int r;
-
-        mon = u->monitor = udev_monitor_new_from_netlink(u->udev, "udev");
-        if (!mon)
-                return log_error_errno(errno ?: ENOMEM, "Cannot create a udev monitor: %m");
-        r = udev_monitor_filter_add_match_subsystem_devtype(mon, "block", "disk");
-        if (r < 0)
-                return log_error_errno(r, "Cannot filter the udev monitor: %m");
-        /* Storms of add events (hundreds of disks at once) must not overflow the socket; if
-         * they do anyway, ENOBUFS makes us read every disk again. */
-        r = udev_monitor_set_receive_buffer_size(mon, buffer);
-        if (r < 0)
-                log_warning_errno(r, "Cannot enlarge the udev monitor's buffer: %m");
-        r = udev_monitor_enable_receiving(mon);
-        if (r < 0)
-                return log_error_errno(r, "Cannot start the udev monitor: %m");
-        r = sd_event_add_io(u->manager->event, &u->monitor_source, udev_monitor_get_fd(mon), EPOLLIN,
-                            on_monitor, u);
-        if (r < 0)
-                return log_error_errno(r, "Cannot watch the udev monitor: %m");
-        (void) sd_event_source_set_description(u->monitor_source, "udev-monitor");
+        (void) sd_event_source_set_description(*ret, group == UEVENT_GROUP_KERNEL ? "kernel-monitor" :
+                                                                                  "udev-monitor");
         return 0;
 }
 
@@ -484,30 +517,21 @@ int uevent_monitor_new(Manager *m, UeventMonitor **ret) {
 int uevent_monitor_start(UeventMonitor *u, bool kernel_events, int buffer) {
         int r;
 
-        assert(u && u->manager->event && !u->udev);
-        u->udev = udev_new();
-        if (!u->udev)
-                return log_oom();
-        r = uevent_add_monitor(u, buffer);
+        assert(u && u->manager->event && !u->monitor_source);
+        r = uevent_add_socket(u, UEVENT_GROUP_UDEV, buffer, &u->monitor_source);
         if (r < 0)
                 return r;
         if (kernel_events)
-                r = uevent_add_kernel_socket(u, buffer);
+                r = uevent_add_socket(u, UEVENT_GROUP_KERNEL, buffer, &u->kernel_source);
         return r;
-}
-
-/* A monitor and the loop's watch of it go together. */
-static void monitor_close(struct udev_monitor **mon, sd_event_source **s) {
-        *s = sd_event_source_disable_unref(*s);
-        *mon = udev_monitor_unref(*mon);
 }
 
 UeventMonitor *uevent_monitor_free(UeventMonitor *u) {
         if (!u)
                 return NULL;
-        monitor_close(&u->monitor, &u->monitor_source);
-        sd_event_source_disable_unref(u->kernel_source);        /* it owns the socket */
+        /* The sources own their sockets. */
+        sd_event_source_disable_unref(u->monitor_source);
+        sd_event_source_disable_unref(u->kernel_source);
         sd_event_source_disable_unref(u->burst_source);
-        udev_unref(u->udev);
         return mfree(u);
 }

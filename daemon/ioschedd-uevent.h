@@ -1,7 +1,6 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 #pragma once
 
-#include <libudev.h>
 #include <systemd/sd-event.h>
 
 #include "ioschedd-disk.h"
@@ -21,10 +20,8 @@
 
 typedef struct UeventMonitor {
         Manager *manager;
-        struct udev *udev;
-        struct udev_monitor *monitor;
-        sd_event_source *monitor_source;
-        sd_event_source *kernel_source;         /* the kernel's uevents (its socket), before udev's rules */
+        sd_event_source *monitor_source;        /* udev's broadcasts (after its rules), owns the socket */
+        sd_event_source *kernel_source;         /* the kernel's uevents, before udev's rules; owns the socket */
         sd_event_source *burst_source;          /* ends a burst of kernel uevents: the held disks */
         uint64_t burst_last, held_since;        /* CLOCK_MONOTONIC usec */
         unsigned burst_events;                  /* kernel uevents in the current burst */
@@ -66,20 +63,27 @@ void uevent_handle_udev(UeventMonitor *u, const char *action, const char *name, 
  * once when no rule matches on what only udev knows (policy_needs_udev()). */
 void uevent_handle_kernel(UeventMonitor *u, const char *action, const char *name, uint64_t seqnum);
 
-/* A kernel uevent as the kernel's netlink socket carries it: "ACTION@DEVPATH", then
- * "KEY=VALUE" strings, each ended by a NUL. The strings point into the message. */
-typedef struct KernelUevent {
+/* A uevent as a netlink socket carries it: the kernel's ("ACTION@DEVPATH", then "KEY=VALUE"
+ * strings, each ended by a NUL) or udev's broadcast of it (udev's header, then the same
+ * strings with udev's properties). The strings point into the message. */
+typedef struct Uevent {
         const char *action;
         const char *devpath;
+        const char *devpath_old;        /* "move": where it was; NULL */
         const char *subsystem;
         const char *devtype;    /* NULL when the event has none */
         const char *name;       /* the last component of devpath: the name in sys/class/block */
         uint64_t seqnum;        /* 0 when the event has none */
-} KernelUevent;
+        const char *props;      /* the "KEY=VALUE" strings */
+        size_t props_len;
+} Uevent;
 
-/* Return: 0, or -EBADMSG for a message that is not a uevent (no "@" header; no ACTION,
+/* Return: 0, or -EBADMSG for a message that is not a uevent (neither header; no ACTION,
  * DEVPATH or SUBSYSTEM; a DEVPATH without a name). @buf[@n] must be NUL. */
-int kernel_uevent_parse(const char *buf, size_t n, KernelUevent *ret);
+int uevent_parse(const char *buf, size_t n, Uevent *ret);
+/* The properties of @e a job reads: the identity (udev_props_identity_keys) and @keys, or
+ * with @all every one. Return: 0 or -ENOMEM. */
+int uevent_udev_props(const Uevent *e, bool all, char *const *keys, UdevProps **ret);
 
 /* The burst-over timer: once the kernel is quiet, the disks whose kernel "add" came during the
  * burst are read (what the policy needs) and applied; once udev has caught up too, every held

@@ -7,6 +7,7 @@
  * holds udev's events and releases them at its end; disks read in part are read in full once
  * all is quiet; a disk that goes away while its job runs leaves, and who waited hears it.
  */
+#include <endian.h>
 #include <limits.h>
 #include <stdio.h>
 #include <unistd.h>
@@ -432,7 +433,7 @@ TEST(removed_while_running) {
 }
 
 /* The kernel's uevents as its socket carries them (the daemon reads them without libudev). */
-TEST(kernel_uevent_parse) {
+TEST(uevent_parse_kernel) {
         static const char add[] = "add@/devices/virtual/block/loop5000\0ACTION=add\0"
                 "DEVPATH=/devices/virtual/block/loop5000\0SUBSYSTEM=block\0MAJOR=7\0MINOR=5000\0"
                 "DEVNAME=loop5000\0DEVTYPE=disk\0DISKSEQ=12\0SEQNUM=4242";
@@ -441,27 +442,74 @@ TEST(kernel_uevent_parse) {
         static const char no_action[] = "add@/devices/virtual/block/loop1\0"
                 "DEVPATH=/devices/virtual/block/loop1\0SUBSYSTEM=block";
         static const char no_header[] = "ACTION=add\0DEVPATH=/devices/virtual/block/loop1\0SUBSYSTEM=block";
-        static const char libudev[] = "libudev\0\xfe\xed\xca\xfe";
+        static const char short_udev[] = "libudev\0\xfe\xed\xca\xfe";
         static const char no_name[] = "add@/\0ACTION=add\0DEVPATH=/devices/\0SUBSYSTEM=block";
-        KernelUevent e;
+        Uevent e;
 
-        assert_int_equal(kernel_uevent_parse(add, sizeof(add) - 1, &e), 0);
+        assert_int_equal(uevent_parse(add, sizeof(add) - 1, &e), 0);
         assert_string_equal(e.action, "add");
         assert_string_equal(e.devpath, "/devices/virtual/block/loop5000");
         assert_string_equal(e.name, "loop5000");
         assert_string_equal(e.subsystem, "block");
         assert_string_equal(e.devtype, "disk");
         assert_int_equal(e.seqnum, 4242);
+        assert_null(e.devpath_old);
 
-        assert_int_equal(kernel_uevent_parse(bdi, sizeof(bdi) - 1, &e), 0);
+        assert_int_equal(uevent_parse(bdi, sizeof(bdi) - 1, &e), 0);
         assert_string_equal(e.subsystem, "bdi");
         assert_null(e.devtype);
         assert_string_equal(e.name, "7:5000");
 
-        assert_int_equal(kernel_uevent_parse(no_action, sizeof(no_action) - 1, &e), -EBADMSG);
-        assert_int_equal(kernel_uevent_parse(no_header, sizeof(no_header) - 1, &e), -EBADMSG);
-        assert_int_equal(kernel_uevent_parse(libudev, sizeof(libudev) - 1, &e), -EBADMSG);
-        assert_int_equal(kernel_uevent_parse(no_name, sizeof(no_name) - 1, &e), -EBADMSG);
+        assert_int_equal(uevent_parse(no_action, sizeof(no_action) - 1, &e), -EBADMSG);
+        assert_int_equal(uevent_parse(no_header, sizeof(no_header) - 1, &e), -EBADMSG);
+        assert_int_equal(uevent_parse(short_udev, sizeof(short_udev) - 1, &e), -EBADMSG);
+        assert_int_equal(uevent_parse(no_name, sizeof(no_name) - 1, &e), -EBADMSG);
+}
+
+/* udev's broadcast: its header (systemd's monitor_netlink_header), then the properties. */
+static size_t udev_message(char *buf, size_t size, const char *props, size_t len, uint32_t magic) {
+        uint32_t h[8] = { htobe32(magic), 40, 40, (uint32_t) len };
+
+        assert_true(40 + len < size);
+        memcpy(buf, "libudev", 8);
+        memcpy(buf + 8, h, sizeof(h));
+        memcpy(buf + 40, props, len);
+        buf[40 + len] = 0;
+        return 40 + len;
+}
+
+TEST(uevent_parse_udev) {
+        static const char props[] = "ACTION=move\0DEVPATH=/devices/virtual/block/dm-3\0"
+                "DEVPATH_OLD=/devices/virtual/block/dm-2\0SUBSYSTEM=block\0DEVTYPE=disk\0SEQNUM=77\0"
+                "ID_MODEL=Fancy\0ID_SERIAL=S123\0DM_NAME=vg-lv\0MY_KEY=mine\0USEC_INITIALIZED=5";
+        _cleanup_(udev_props_freep) UdevProps *p = NULL, *all = NULL;
+        char *const keys[] = { (char *) "MY_KEY", NULL };
+        char buf[512];
+        size_t n;
+        Uevent e;
+
+        n = udev_message(buf, sizeof(buf), props, sizeof(props), 0xfeedcafe);
+        assert_int_equal(uevent_parse(buf, n, &e), 0);
+        assert_string_equal(e.action, "move");
+        assert_string_equal(e.name, "dm-3");
+        assert_string_equal(e.devpath_old, "/devices/virtual/block/dm-2");
+        assert_string_equal(e.devtype, "disk");
+        assert_int_equal(e.seqnum, 77);
+
+        /* The identity and the keys asked for; every one with all. */
+        assert_int_equal(uevent_udev_props(&e, false, keys, &p), 0);
+        assert_string_equal(udev_props_get(p, "ID_MODEL"), "Fancy");
+        assert_string_equal(udev_props_get(p, "MY_KEY"), "mine");
+        assert_null(udev_props_get(p, "USEC_INITIALIZED"));
+        assert_int_equal(uevent_udev_props(&e, true, NULL, &all), 0);
+        assert_string_equal(udev_props_get(all, "USEC_INITIALIZED"), "5");
+        assert_string_equal(udev_props_get(all, "MY_KEY"), "mine");
+
+        /* Another magic, or properties past the end: not udev's. */
+        n = udev_message(buf, sizeof(buf), props, sizeof(props), 0xcafefeed);
+        assert_int_equal(uevent_parse(buf, n, &e), -EBADMSG);
+        n = udev_message(buf, sizeof(buf), props, sizeof(props), 0xfeedcafe);
+        assert_int_equal(uevent_parse(buf, n - 1, &e), -EBADMSG);
 }
 
 DEFINE_TEST_MAIN(NULL, NULL);
