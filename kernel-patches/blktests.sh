@@ -289,8 +289,12 @@ bt_boot patched
 
 # ------------------------------------------------------------- report
 stage blktests-report
+# report.py exits 3 while results are missing: under set -e and pipefail that
+# would end verify at the pipeline, before the lines below
+set +e
 python3 "$here/report.py" --blktests "$bt" $bt_runs | tee "$bt/table.md"
 rc=${PIPESTATUS[0]}
+set -e
 [ "$rc" = 0 ] || [ "$rc" = 3 ] || die "blktests: see the table above"
 if [ "$rc" = 3 ]; then
 	log "blktests: tests of the list still to run; run verify --blktests again"
