@@ -20,6 +20,10 @@ bt_minutes=${IOSCHED_BLKTESTS_MINUTES:-90}
 # IOSCHED_BLKTESTS_UNTIL (a time date -d reads, e.g. 12:55): both guests end
 # by then; see bt_limit.
 bt_until=
+# IOSCHED_BLKTESTS_PARALLEL=1: both guests boot at once, each with the whole
+# time limit (no split), instead of one after the other.
+bt_parallel=${IOSCHED_BLKTESTS_PARALLEL:-0}
+case "$bt_parallel" in 0 | 1) ;; *) die "IOSCHED_BLKTESTS_PARALLEL: 0 or 1: $bt_parallel" ;; esac
 if [ -n "${IOSCHED_BLKTESTS_UNTIL:-}" ]; then
 	bt_until=$(date -d "$IOSCHED_BLKTESTS_UNTIL" +%s) ||
 		die "IOSCHED_BLKTESTS_UNTIL: not a time: $IOSCHED_BLKTESTS_UNTIL"
@@ -201,7 +205,8 @@ bt_todo() {
 # bt_limit KIND: the time limit of that kernel's guest in seconds:
 # IOSCHED_BLKTESTS_MINUTES, or with IOSCHED_BLKTESTS_UNTIL the time left
 # until then, split between the two guests in proportion to their tests to
-# run (the unpatched one boots first; the patched one gets what is left).
+# run (the unpatched one boots first; the patched one gets what is left);
+# with IOSCHED_BLKTESTS_PARALLEL each gets the whole time left.
 bt_limit() {
 	local left nu np
 	if [ -z "$bt_until" ]; then
@@ -209,17 +214,20 @@ bt_limit() {
 		return
 	fi
 	left=$((bt_until - $(date +%s)))
-	if [ "$1" = unpatched ]; then
+	if [ "$1" = unpatched ] && [ "$bt_parallel" = 0 ]; then
 		nu=$(bt_todo unpatched | wc -l)
 		np=$(bt_todo patched | wc -l)
 		left=$((left * nu / (nu + np)))
 	fi
 	echo $left
 }
-bt_boot() { # unpatched|patched
-	local kind=$1 todo img log t=$SECONDS cur limit results key nt nvme_pci
-	key=$(cat "$bt/kernel-$kind/key")
-	results=$(bt_results "$kind")
+# bt_start KIND: the guest's disks, then its QEMU in the background
+# (bt_pid); bt_finish KIND waits for it and records its results.  Per kind:
+# bt_pid, bt_t (start), bt_lim (time limit), empty when the guest did not boot.
+declare -A bt_pid=() bt_t=() bt_lim=()
+bt_start() { # unpatched|patched
+	local kind=$1 todo img log limit nt nvme_pci scratch nvme_img
+	bt_pid[$kind]=
 	todo=$(bt_todo "$kind" | tr '\n' ',' | sed 's/,$//')
 	if [ -z "$todo" ]; then
 		pass "blktests, $kind: every listed test has a result"
@@ -237,28 +245,43 @@ bt_boot() { # unpatched|patched
 	cp -a "$bt/kernel-$kind/modules/lib/modules/." "$root/lib/modules/"
 	truncate -s 3G "$img"
 	mkfs.ext4 -q -F -L btroot -d "$root" "$img" || die "mkfs.ext4 -d for $kind failed"
-	truncate -s 0 "$bt/scratch.img"
-	truncate -s 1G "$bt/scratch.img"
+	# scratch disks per kind: the two guests may run at once
+	scratch=$bt/scratch-$kind.img
+	truncate -s 0 "$scratch"
+	truncate -s 1G "$scratch"
+	nvme_img=$bt/scratch-nvme-$kind.img
 	nvme_pci=()
 	for nt in $bt_nvme_pci_tests; do
 		[[ ",$todo," != *",$nt,"* && ",$todo," != *",$nt+"* ]] || nvme_pci=(
-			-drive "file=$bt/scratch-nvme.img,if=none,id=btnvme,format=raw,cache=unsafe"
+			-drive "file=$nvme_img,if=none,id=btnvme,format=raw,cache=unsafe"
 			-device "nvme,serial=blktests,drive=btnvme")
 	done
 	if [ ${#nvme_pci[@]} -gt 0 ]; then
-		truncate -s 0 "$bt/scratch-nvme.img"
-		truncate -s 1G "$bt/scratch-nvme.img"
+		truncate -s 0 "$nvme_img"
+		truncate -s 1G "$nvme_img"
 	fi
 	log=$bt/console-$kind.log
 	log "booting the $kind blktests kernel, ${bt_mem} MiB${nvme_pci:+ and an NVMe controller}, on: $todo (at most ${limit}s, no test started after $((limit - bt_margin))s)"
+	bt_t[$kind]=$SECONDS
+	bt_lim[$kind]=$limit
 	timeout "$limit" qemu-system-x86_64 -accel tcg -smp 2 -m "$bt_mem" \
 		-display none -monitor none -serial "file:$log" -no-reboot \
 		-kernel "$bt/kernel-$kind/bzImage" \
 		-drive "file=$img,if=virtio,format=raw,cache=unsafe" \
-		-drive "file=$bt/scratch.img,if=virtio,format=raw,cache=unsafe" \
+		-drive "file=$scratch,if=virtio,format=raw,cache=unsafe" \
 		"${nvme_pci[@]}" \
-		-append "console=ttyS0 root=/dev/vda rw init=/blktests-init panic=-1 loglevel=5 pci=noacpi blktests.label=$kind blktests.tests=$todo blktests.stop=$((limit - bt_margin))" ||
-		log "qemu exited with $? for $kind"
+		-append "console=ttyS0 root=/dev/vda rw init=/blktests-init panic=-1 loglevel=5 pci=noacpi blktests.label=$kind blktests.tests=$todo blktests.stop=$((limit - bt_margin))" &
+	bt_pid[$kind]=$!
+}
+bt_finish() { # unpatched|patched
+	local kind=$1 log cur results key t=${bt_t[$1]:-} limit=${bt_lim[$1]:-}
+	[ -n "${bt_pid[$kind]:-}" ] || return 0
+	[ "$bt_parallel" = 0 ] || log "waiting for the $kind guest"
+	wait "${bt_pid[$kind]}" || log "qemu exited with $? for $kind"
+	bt_pid[$kind]=
+	key=$(cat "$bt/kernel-$kind/key")
+	results=$(bt_results "$kind")
+	log=$bt/console-$kind.log
 	tr -d '\r' <"$log" >"$log.tmp" && mv "$log.tmp" "$log"
 	cat "$log" >>"$bt/console-$kind.all.log"
 	# Results as they came; a test that started but has none took the guest
@@ -282,10 +305,22 @@ bt_boot() { # unpatched|patched
 	fi
 	pass "blktests, $kind: booted for $((SECONDS - t))s"
 }
-stage blktests-boot-unpatched
-bt_boot unpatched
-stage blktests-boot-patched
-bt_boot patched
+# Each guest is stopped (timeout's TERM) if verify is ended.
+trap 'for p in "${bt_pid[@]}"; do [ -z "$p" ] || kill "$p" 2>/dev/null; done' EXIT
+if [ "$bt_parallel" = 1 ]; then
+	stage blktests-boot-both
+	bt_start unpatched
+	bt_start patched
+	bt_finish unpatched
+	bt_finish patched
+else
+	stage blktests-boot-unpatched
+	bt_start unpatched
+	bt_finish unpatched
+	stage blktests-boot-patched
+	bt_start patched
+	bt_finish patched
+fi
 
 # ------------------------------------------------------------- report
 stage blktests-report
