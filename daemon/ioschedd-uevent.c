@@ -39,6 +39,10 @@ static bool uevent_udev_behind(const UeventMonitor *u, uint64_t now) {
         return u->kernel_seqnum > u->udev_seqnum && now - u->burst_last < UEVENT_BURST_MAX_USEC;
 }
 
+bool uevent_udev_pending(const UeventMonitor *u) {
+        return u && uevent_udev_behind(u, manager_now(u->manager, CLOCK_MONOTONIC));
+}
+
 static bool uevent_in_burst(const UeventMonitor *u, uint64_t now) {
         return u->burst_events >= UEVENT_BURST_EVENTS &&
                (now - u->burst_last < UEVENT_BURST_QUIET_USEC || uevent_udev_behind(u, now));

@@ -31,6 +31,11 @@ typedef struct UeventMonitor {
         size_t n_held_add;                      /* disks whose kernel "add" waits for the kernel's quiet */
 } UeventMonitor;
 
+/* udev has yet to broadcast kernel uevents the monitor counted (it runs seconds behind the kernel
+ * in a storm), for at most UEVENT_BURST_MAX_USEC after the kernel's last: their disks get udev's
+ * event, whose job reads them in full. False without a monitor. */
+bool uevent_udev_pending(const UeventMonitor *u);
+
 /* A monitor that listens to nothing yet (uevent_monitor_start()); the tests hand it events. */
 int uevent_monitor_new(Manager *m, UeventMonitor **ret);
 

@@ -385,6 +385,76 @@ TEST(burst_waits_for_udev) {
         world_free(w);
 }
 
+/* A storm's disks, read in part on their kernel "add", are not refreshed while udev is behind
+ * the kernel's uevents: udev's events for them come (held during the burst) and read each in
+ * full; a refresh before them read every disk in full twice. Without udev's events the refresh
+ * comes once udev is given up on (UEVENT_BURST_MAX_USEC after the kernel's last uevent). */
+TEST(refresh_waits_for_udev) {
+        World *w = world_ran(N_DISKS, SETTINGS);
+        UeventMonitor *u = w->m->uevent;
+        unsigned n = UEVENT_BURST_EVENTS;
+
+        for (unsigned i = 0; i < n; i++) {
+                uevent_handle_kernel(u, "add", disk_name(i), 100 + 2 * i);
+                uevent_handle_kernel(u, "change", disk_name(i), 101 + 2 * i);
+                world_tick(w, 1 * MS);
+        }
+        world_run_all(w);
+        world_tick(w, 2 * UEVENT_BURST_QUIET_USEC);
+        uevent_burst_over(u);
+        world_run_all(w);
+        for (unsigned i = 0; i < n; i++)
+                assert_true(world_disk(w, disk_name(i))->partial);
+        assert_true(uevent_udev_pending(u));
+
+        /* Quiet, but udev is behind: no refresh yet. */
+        world_tick(w, IOSCHEDD_REFRESH_USEC);
+        manager_refresh(w->m);
+        assert_int_equal(w->n_submitted, 0);
+        assert_non_null(w->m->refresh_source);
+
+        /* udev's events come, held, and the burst ends: each disk is read once, in full. */
+        for (unsigned i = 0; i < n; i++) {
+                _cleanup_(udev_props_freep) UdevProps *a = props_of("ID_MODEL=Fake"), *c = props_of("ID_MODEL=Fake");
+
+                uevent_handle_udev(u, "add", disk_name(i), NULL, &a, 100 + 2 * i);
+                uevent_handle_udev(u, "change", disk_name(i), NULL, &c, 101 + 2 * i);
+        }
+        assert_false(uevent_udev_pending(u));
+        /* The last one's events end the burst: not held. */
+        assert_int_equal(w->n_submitted, 1);
+        world_tick(w, UEVENT_BURST_QUIET_USEC);
+        uevent_burst_over(u);
+        assert_int_equal(w->n_submitted, n);
+        for (unsigned i = 0; i < n; i++)
+                assert_false(submitted_for(w, world_disk(w, disk_name(i)))->partial);
+        world_run_all(w);
+        world_tick(w, IOSCHEDD_REFRESH_USEC);
+        manager_refresh(w->m);
+        assert_int_equal(w->n_submitted, 0);
+        for (unsigned i = 0; i < n; i++)
+                assert_false(world_disk(w, disk_name(i))->partial);
+
+        /* Another burst that udev never broadcasts: refreshed once it is given up on. */
+        for (unsigned i = 0; i < n; i++) {
+                uevent_handle_kernel(u, "add", disk_name(i), 200 + i);
+                world_tick(w, 1 * MS);
+        }
+        world_tick(w, 2 * UEVENT_BURST_QUIET_USEC);
+        uevent_burst_over(u);
+        world_run_all(w);
+        world_tick(w, IOSCHEDD_REFRESH_USEC);
+        manager_refresh(w->m);
+        assert_int_equal(w->n_submitted, 0);
+        world_tick(w, UEVENT_BURST_MAX_USEC);
+        assert_false(uevent_udev_pending(u));
+        manager_refresh(w->m);
+        assert_int_equal(w->n_submitted, n);
+        assert_int_equal(submitted_for(w, world_disk(w, disk_name(0)))->kind, JOB_PLAN);
+        world_run_all(w);
+        world_free(w);
+}
+
 /* The disk goes away while its job runs: it leaves the manager, and who waited for it hears
  * -ENODEV, also for the work coalesced behind the job. */
 TEST(gone_while_running) {
