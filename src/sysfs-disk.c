@@ -209,12 +209,27 @@ static int load_identity_sysfs(Sysfs *s, Disk *d) {
         return 0;
 }
 
+/* udev's DEVPATH when it is this disk's: "/devices/.../NAME". */
+static const char *udev_devpath(const UdevProps *udev, const char *name) {
+        const char *p = udev ? udev->devpath : NULL, *base;
+
+        if (!p || !startswith(p, "/devices/") || strstr(p, "/../") || strstr(p, "/./"))
+                return NULL;
+        base = strrchr(p, '/');
+        return streq(base + 1, name) ? p : NULL;
+}
+
 /* udev's identity first (it knows the spelling people match on), then the device's own. */
 static int load_identity(Sysfs *s, Disk *d, const UdevProps *udev) {
+        const char *devpath = udev_devpath(udev, d->name);
         int r;
 
-        /* The link's target tells the transport (a kernfs walk per call). */
-        r = sysfs_disk_devpath(s, d->name, &d->devpath);
+        /* The link's target tells the transport (a kernfs walk per call, under the lock the
+         * kernel creating disks takes): the event's DEVPATH says the same. */
+        if (devpath)
+                r = free_and_strdup(&d->devpath, devpath);
+        else
+                r = sysfs_disk_devpath(s, d->name, &d->devpath);
         if (r == -ENOMEM)
                 return r;
         if (udev) {

@@ -6,7 +6,7 @@
 
 const char *const udev_props_identity_keys[] = {
         "ID_MODEL", "ID_VENDOR", "ID_SERIAL_SHORT", "ID_SERIAL", "ID_WWN_WITH_EXTENSION", "ID_WWN",
-        "ID_BUS",
+        "ID_BUS", "DEVPATH",
         /* the disk's place in a storage stack (stack.h) */
         "DM_MULTIPATH_DEVICE_PATH", "ID_BLOCK_SUBSYSTEM",
         /* the marks of a dm event that changes nothing (stack_event_is_no_change()) */
@@ -81,6 +81,7 @@ static void type_fields(UdevProps *p) {
         p->iocost_solutions = udev_props_get(p, "IOCOST_SOLUTIONS");
         p->multipath_device_path = udev_props_get(p, "DM_MULTIPATH_DEVICE_PATH");
         p->block_subsystem = udev_props_get(p, "ID_BLOCK_SUBSYSTEM");
+        p->devpath = udev_props_get(p, "DEVPATH");
 }
 
 static bool name_is_valid(const char *name) {

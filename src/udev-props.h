@@ -38,6 +38,9 @@ typedef struct UdevProps {
          * subsystem of a block device ("dm", "md", ...). */
         const char *multipath_device_path;      /* DM_MULTIPATH_DEVICE_PATH */
         const char *block_subsystem;            /* ID_BLOCK_SUBSYSTEM */
+        /* Where the device is below /sys (DEVPATH: an event's, a RUN program's environment; not
+         * in udev's database): spares a reading of the disk's link in sys/class/block. */
+        const char *devpath;
 
         UdevProperty *props;            /* every property kept, sorted by name */
         size_t n_props;

@@ -62,6 +62,37 @@ TEST(identity_is_utf8) {
         fake_kernel_free(k);
 }
 
+/* udev's DEVPATH (an event's, a RUN program's environment) is the disk's place in the device
+ * tree when it names the disk: the link in sys/class/block is not read then (a kernfs walk
+ * under the lock the kernel creating disks takes). Another disk's, or none, and the link is. */
+TEST(devpath_from_udev) {
+        static const FakeDiskSpec spec = { .name = "sdy", .devnum = "8:224", .scheduler = "mq-deadline", .has_device = true };
+        char *ours[] = { (char *) "DEVPATH=/devices/pci0000:00/0000:00:1f.2/ata3/host2/target2:0:0/2:0:0:0/block/sdy", NULL };
+        char *other[] = { (char *) "DEVPATH=/devices/virtual/block/sdx", NULL };
+        char *dots[] = { (char *) "DEVPATH=/devices/../block/sdy", NULL };
+        _cleanup_(udev_props_freep) UdevProps *u = fixture_props(ours), *o = fixture_props(other),
+                                              *x = fixture_props(dots);
+        FakeKernel *k = fake_kernel_new();
+        _cleanup_(sysfs_freep) Sysfs *s = NULL;
+        _cleanup_(disk_freep) Disk *link = NULL, *d = NULL, *e = NULL, *f = NULL;
+
+        assert_non_null(k);
+        assert_int_equal(fake_disk_add(k, &spec), 0);
+        assert_int_equal(sysfs_new(k->root, &s), 0);
+        assert_int_equal(sysfs_load_disk(s, "sdy", NULL, NULL, &link), 0);
+        /* The fake kernel's disk is a directory, no link: no devpath without udev's. */
+        assert_null(link->devpath);
+
+        assert_int_equal(sysfs_load_disk(s, "sdy", u, NULL, &d), 0);
+        assert_string_equal(d->devpath, ours[0] + strlen("DEVPATH="));
+        assert_int_equal(d->transport, TRANSPORT_ATA);
+        assert_int_equal(sysfs_load_disk(s, "sdy", o, NULL, &e), 0);
+        assert_null(e->devpath);
+        assert_int_equal(sysfs_load_disk(s, "sdy", x, NULL, &f), 0);
+        assert_null(f->devpath);
+        fake_kernel_free(k);
+}
+
 /* The daemon's uevent jobs read in part (what the policy looks at and sets) and keep the rest
  * from the last full reading: what was read is the kernel's now, what was not is the old
  * reading's, and the mask says which fields were taken (PropertiesChanged must not count them
