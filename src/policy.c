@@ -49,8 +49,27 @@ static bool glob_is_valid(const char *g) {
         return true;
 }
 
+/* FNV-1a: a literal pattern and a name that differ mostly differ in it. */
+static uint32_t match_hash(const char *s) {
+        uint32_t h = 2166136261U;
+
+        for (; *s; s++)
+                h = (h ^ (unsigned char) *s) * 16777619U;
+        return h;
+}
+
+static int literal_compare(const void *x, const void *y) {
+        const MatchLiteral *a = x, *b = y;
+
+        if (a->hash != b->hash)
+                return a->hash < b->hash ? -1 : 1;
+        return a->index < b->index ? -1 : a->index > b->index;
+}
+
 void match_done(Match *m) {
         m->patterns = strv_free(m->patterns);
+        m->literals = mfree(m->literals);
+        m->n_literals = 0;
         m->property = mfree(m->property);
 }
 
@@ -134,22 +153,55 @@ int match_parse(MatchField field, const char *text, Match *ret, const char **ret
                 if (!strpbrk(patterns[i], "*?[\\"))
                         m.literal |= UINT64_C(1) << i;
         }
+        if (m.literal) {
+                m.literals = calloc(strv_length(patterns), sizeof(MatchLiteral));
+                if (!m.literals)
+                        return -ENOMEM;
+                for (size_t i = 0; patterns[i]; i++)
+                        if (m.literal & (UINT64_C(1) << i))
+                                m.literals[m.n_literals++] = (MatchLiteral) { match_hash(patterns[i]), i };
+                qsort(m.literals, m.n_literals, sizeof(MatchLiteral), literal_compare);
+        }
+        m.only_literals = m.n_literals == strv_length(patterns);
         m.patterns = TAKE_PTR(patterns);
         *ret = m;
         return 0;
 }
 
 /* fnmatch() or, for a pattern without wildcards (m->literal, found when the match was
- * parsed), a plain comparison: a rule may list hundreds of names, and fnmatch() costs about a
- * hundred times strcmp() even on a literal. */
+ * parsed), a plain comparison, and that only when the hashes are equal: a rule may list
+ * hundreds of names, and a policy as many rules, each tested on every job (bench/storm's
+ * config of 1024 disks: 61 rules of 17 names); fnmatch() costs about a hundred times strcmp()
+ * even on a literal, strcmp() ten times a comparison of hashes. */
+static bool literal_any(const Match *m, const char *s) {
+        uint32_t h = match_hash(s);
+        size_t lo = 0, hi = m->n_literals;
+
+        while (lo < hi) {
+                size_t mid = lo + (hi - lo) / 2;
+
+                if (m->literals[mid].hash < h)
+                        lo = mid + 1;
+                else
+                        hi = mid;
+        }
+        for (; lo < m->n_literals && m->literals[lo].hash == h; lo++)
+                if (streq(m->patterns[m->literals[lo].index], s))
+                        return true;
+        return false;
+}
+
 static bool glob_any(const Match *m, const char *a, const char *b) {
+        if (m->n_literals > 0 && ((a && literal_any(m, a)) || (b && literal_any(m, b))))
+                return true;
+        if (m->only_literals)
+                return false;
         for (size_t i = 0; m->patterns[i]; i++) {
-                bool literal = m->literal & (UINT64_C(1) << i);
                 const char *p = m->patterns[i];
 
-                if (a && (literal ? streq(p, a) : fnmatch(p, a, 0) == 0))
-                        return true;
-                if (b && (literal ? streq(p, b) : fnmatch(p, b, 0) == 0))
+                if (m->literal & (UINT64_C(1) << i))
+                        continue;
+                if ((a && fnmatch(p, a, 0) == 0) || (b && fnmatch(p, b, 0) == 0))
                         return true;
         }
         return false;

@@ -33,11 +33,19 @@ typedef enum MatchField {
 const char *match_field_to_string(MatchField f);        /* "name", "model", ... */
 int match_field_from_string(const char *s);
 
+typedef struct MatchLiteral {
+        uint32_t hash;
+        uint32_t index;         /* in Match.patterns */
+} MatchLiteral;
+
 typedef struct Match {
         MatchField field;
         bool negate;            /* the value started with "!" */
         char **patterns;        /* globs, transports, zoned models, "single"/"multi" */
         uint64_t literal;       /* bit i: patterns[i] has no wildcard (MATCH_PATTERNS_MAX 64) */
+        MatchLiteral *literals; /* the literal patterns by hash (match_hash()), sorted */
+        size_t n_literals;
+        bool only_literals;     /* no pattern has a wildcard: no fnmatch() */
         int boolean;            /* rotational, removable */
         char *property;         /* MATCH_PROPERTY: the udev property's name ([A-Z0-9_]+) */
         unsigned line;

@@ -84,6 +84,25 @@ TEST(match) {
         assert_false(matches("match.rotational = 0", sda));
 }
 
+/* Literal names are compared by hash first, then in full: a list of names matches any of
+ * them exactly, both spellings of a model, never a prefix or a longer name. */
+TEST(match_literal) {
+        _cleanup_(disk_freep) Disk *sda = mkdisk("sda", TRANSPORT_ATA, 1, 1);
+        _cleanup_(disk_freep) Disk *loop = mkdisk("loop5017", TRANSPORT_LOOP, 0, 1);
+
+        sda->model = strdup("Samsung_SSD_870");
+        sda->model_sysfs = strdup("Samsung SSD 870");
+        assert_true(matches("match.name = sdb|sda|nvme*", sda));
+        assert_true(matches("match.name = sdb|nvme*|sda", sda));
+        assert_false(matches("match.name = sd|sdaa|sdb", sda));
+        assert_true(matches("match.name = !sd|sdaa|sdb", sda));
+        assert_true(matches("match.model = Crucial|Samsung SSD 870", sda));
+        assert_true(matches("match.model = Samsung_SSD_870|Crucial", sda));
+        assert_false(matches("match.model = Samsung SSD|Samsung_SSD", sda));
+        assert_true(matches("match.name = loop5000|loop5001|loop5016|loop5017|loop5018", loop));
+        assert_false(matches("match.name = loop5000|loop5001|loop5016|loop5018|loop501", loop));
+}
+
 TEST(match_stack) {
         _cleanup_(disk_freep) Disk *sdb = mkdisk("sdb", TRANSPORT_SCSI, 1, 1);
         _cleanup_(disk_freep) Disk *map = mkdisk("dm-0", TRANSPORT_DM, 1, 1);
