@@ -336,6 +336,10 @@ int uevent_parse(const char *buf, size_t n, Uevent *ret) {
         for (size_t i = 0; i < e.props_len; i += strnlen(e.props + i, e.props_len - i) + 1) {
                 const char *l = e.props + i;
 
+                /* Most of udev's lines are its own properties (ID_*, DEVLINKS, ...): the first
+                 * byte sorts them out. */
+                if (l[0] != 'A' && l[0] != 'D' && l[0] != 'S')
+                        continue;
                 if ((v = uevent_value(l, "ACTION")))
                         e.action = v;
                 else if ((v = uevent_value(l, "DEVPATH")))
