@@ -12,10 +12,13 @@
 #   BENCH_SMOKE=1      tiny sizes and one repetition: proves the script works, measures nothing
 #   BENCH_SUMMARY=FILE append one line per headline figure (bench/run-all collects them)
 #   BENCH_OUT=DIR      keep raw results (fio logs, plot data) there (default: a temporary dir)
+#   IOSCHED_BENCH_TAG=T  put T in the names of the run's directory and udev rules
+#                      (/dev/shm/iosched-bench-T-..., 61-iosched-bench-T-...), so that a caller
+#                      (tests/integration/bench-smoke.sh) finds its own run's, not another's
 
 # The cleanup stack, loop devices, udevd and the udev shield are the root tests' own
 # (tests/lib/common.sh); the daemon and its bus, tests/lib/daemon.sh (bench/daemon.sh).
-TEST_TMP_TEMPLATE="/dev/shm/iosched-bench-$(basename "$0").XXXXXX"
+TEST_TMP_TEMPLATE="/dev/shm/iosched-bench-${IOSCHED_BENCH_TAG:+$IOSCHED_BENCH_TAG-}$(basename "$0").XXXXXX"
 . "$(dirname "${BASH_SOURCE[0]}")/../tests/lib/common.sh"
 
 EXECTIME="$IOSCHED_BUILD_DIR/bench/exectime"
@@ -32,7 +35,7 @@ bench_init() {
         # Results are appended to files there: an old run's would mix in.
         [ ! -d "$BENCH_OUT" ] || [ -z "$(ls -A "$BENCH_OUT")" ] || fail "BENCH_OUT=$BENCH_OUT is not empty"
         mkdir -p "$BENCH_OUT"
-        BENCH_RUN_ID="$$-$RANDOM"
+        BENCH_RUN_ID="${IOSCHED_BENCH_TAG:+$IOSCHED_BENCH_TAG-}$$-$RANDOM"
         log "start: $(bench_host)"
 }
 

@@ -10,17 +10,22 @@ bench="$IOSCHED_SRC_DIR/bench"
 export IOSCHED_BUILD_DIR
 [ -x "$LOOPCTL" ] || fail "bench helpers not built (libudev missing?)"
 
-ours() {        # loop devices backed by a benchmark's files, and benchmark directories
-        losetup --list --noheadings --output NAME,BACK-FILE 2>/dev/null | grep -c '/dev/shm/iosched-bench-' || true
+# The benchmarks this test runs name their directories and rules with this tag (bench/lib.sh):
+# what they leave behind is told from what another benchmark on the machine has meanwhile.
+tag="smoke$$"
+export IOSCHED_BENCH_TAG=$tag
+ours() {        # loop devices backed by files of this test's benchmarks (any tag: "")
+        losetup --list --noheadings --output NAME,BACK-FILE 2>/dev/null |
+                grep -c "/dev/shm/iosched-bench-${1-$tag-}" || true
 }
-leftovers() {
+leftovers() {   # loop devices, directories and udev rules of this test's benchmarks
         local l d r
         l=$(ours)
-        d=$(find /dev/shm -maxdepth 1 -name 'iosched-bench-*' | wc -l)
-        r=$(find /run/udev/rules.d -maxdepth 1 -name '61-iosched-bench-*' 2>/dev/null | wc -l)
+        d=$(find /dev/shm -maxdepth 1 -name "iosched-bench-$tag-*" | wc -l)
+        r=$(find /run/udev/rules.d -maxdepth 1 -name "61-iosched-bench-$tag-*" 2>/dev/null | wc -l)
         echo "$l $d $r"
 }
-[ "$(leftovers)" = "0 0 0" ] || skip "another benchmark is running on this machine ($(leftovers))"
+[ "$(ours "")" = 0 ] || skip "another benchmark is running on this machine ($(ours "") loop devices)"
 
 "$bench/run-all" --smoke --out "$TEST_TMP/out" >"$TEST_TMP/run-all.txt" 2>"$TEST_TMP/run-all.log" ||
         { cat "$TEST_TMP/run-all.log" "$TEST_TMP/run-all.txt" >&2; fail "bench/run-all --smoke failed"; }
