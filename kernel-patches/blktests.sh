@@ -24,6 +24,13 @@ bt_until=
 # time limit (no split), instead of one after the other.
 bt_parallel=${IOSCHED_BLKTESTS_PARALLEL:-0}
 case "$bt_parallel" in 0 | 1) ;; *) die "IOSCHED_BLKTESTS_PARALLEL: 0 or 1: $bt_parallel" ;; esac
+# IOSCHED_BLKTESTS_WATCH=SECONDS: the guest prints every SECONDS its disks'
+# I/O counts, hctx busy and zone write plugs, and the stacks of its D-state
+# tasks and of fio/cryptsetup/dd (BT watch lines of the console), and
+# reports every hung task after 120 s: whether a test that takes long hangs
+# or moves.  It only reads, so it is not part of a result's name.
+bt_watch=${IOSCHED_BLKTESTS_WATCH:-}
+[[ "$bt_watch" =~ ^([1-9][0-9]*)?$ ]] || die "IOSCHED_BLKTESTS_WATCH: seconds: $bt_watch"
 if [ -n "${IOSCHED_BLKTESTS_UNTIL:-}" ]; then
 	bt_until=$(date -d "$IOSCHED_BLKTESTS_UNTIL" +%s) ||
 		die "IOSCHED_BLKTESTS_UNTIL: not a time: $IOSCHED_BLKTESTS_UNTIL"
@@ -270,7 +277,7 @@ bt_start() { # unpatched|patched
 		-drive "file=$img,if=virtio,format=raw,cache=unsafe" \
 		-drive "file=$scratch,if=virtio,format=raw,cache=unsafe" \
 		"${nvme_pci[@]}" \
-		-append "console=ttyS0 root=/dev/vda rw init=/blktests-init panic=-1 loglevel=5 pci=noacpi blktests.label=$kind blktests.tests=$todo blktests.stop=$((limit - bt_margin))" &
+		-append "console=ttyS0 root=/dev/vda rw init=/blktests-init panic=-1 loglevel=5 pci=noacpi blktests.label=$kind blktests.tests=$todo blktests.stop=$((limit - bt_margin))${bt_watch:+ blktests.watch=$bt_watch}" &
 	bt_pid[$kind]=$!
 }
 bt_finish() { # unpatched|patched
