@@ -194,10 +194,12 @@ def prefixes(paths):
 
 
 def label(t):
-    """A result's name as the table shows it: TEST[+norewriter][+memMIB]
-    (verify's IOSCHED_BLKTESTS_NO_REWRITER and IOSCHED_BLKTESTS_MEMORY)."""
+    """A result's name as the table shows it: TEST[+norewriter][+memMIB][+trixie]
+    (verify's IOSCHED_BLKTESTS_NO_REWRITER, IOSCHED_BLKTESTS_MEMORY and
+    IOSCHED_BLKTESTS_RELEASE)."""
     name, *conds = t.split("+")
-    words = ["without the rewriter" if c == "norewriter" else f"{c[3:]} MiB guest"
+    words = ["without the rewriter" if c == "norewriter"
+             else "Debian 13 guest" if c == "trixie" else f"{c[3:]} MiB guest"
              for c in conds]
     return f"{name} ({', '.join(words)})" if words else name
 
@@ -236,7 +238,7 @@ def blktests(d, tests):
                 f"{enoent} ENOENT/ENODEV, {errors} other errors, slowest "
                 f"{int(slowest) / 1000:.1f} ms")
 
-    print("blktests (a608cb5) in a Debian 12 guest, QEMU TCG, 2 vCPUs; kernels built with "
+    print("blktests (a608cb5) in a Debian 12 guest (but those marked \"Debian 13 guest\"), QEMU TCG, 2 vCPUs; kernels built with "
           "PROVE_LOCKING, KASAN, DEBUG_ATOMIC_SLEEP; beside every test (but those marked \"without the rewriter\") the same-value "
           "rewriter (the current scheduler, \"none\" included, and nr_requests of every "
           "disk but the root, every 10 ms):\n")
