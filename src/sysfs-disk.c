@@ -48,6 +48,10 @@ static int load_tunables(Sysfs *s, Disk *d) {
         int r;
 
         tunables_clear(d);
+        /* queue/iosched/ is the elevator's: a queue at "none" (or without a choice) has none,
+         * and its look-up is one more under kernfs's lock for every new loop device. */
+        if (!d->scheduler || streq(d->scheduler, "none"))
+                return 0;
         r = sysfs_disk_foreach(s, d->name, "queue/iosched", tunable_add, &w);
         return r == -ENOENT ? 0 : r;
 }
@@ -134,12 +138,11 @@ static int load_iocost_lines(Sysfs *s, Disk *d) {
 }
 
 /* The disk may have gone away while it was read: tell the caller rather than planning on a
- * half-read disk. del_gendisk() removes queue/ first and "dev" last: a disk with "dev" but
- * without queue/ is being deleted. */
+ * half-read disk. del_gendisk() removes queue/ first and "dev" last: a disk with queue/ was
+ * not being deleted when it was looked for, so "dev" (or "hidden") needs no look-up of its own
+ * (below a pinned directory, a disk made again under the name is not this one either). */
 static int check_still_there(Sysfs *s, const Disk *d) {
-        if (!sysfs_disk_has(s, d->name, "queue") || !sysfs_disk_has(s, d->name, d->hidden ? "hidden" : "dev"))
-                return -ENODEV;
-        return 0;
+        return sysfs_disk_has(s, d->name, "queue") ? 0 : -ENODEV;
 }
 
 int sysfs_reload_settings(Sysfs *s, Disk *d) {

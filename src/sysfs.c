@@ -282,6 +282,11 @@ int sysfs_disk_foreach(Sysfs *s, const char *disk, const char *rel,
                         if (r < 0)
                                 return r;
                 }
+                /* sysfs (kernfs) fills the buffer while the next entry fits: room left for the
+                 * longest one means the end, and a call to be told so is one more taking
+                 * kernfs's lock (holders/ and mq/ of each disk of a storm). */
+                if ((size_t) n <= sizeof(buf) - sizeof(struct dirent64))
+                        return 0;
         }
 }
 

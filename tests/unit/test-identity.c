@@ -194,3 +194,28 @@ TEST(schedulers_shared) {
 }
 
 DEFINE_TEST_MAIN(NULL, NULL)
+
+/* A directory is read to its end when it takes more than one buffer (sysfs_disk_foreach()
+ * stops without the call that returns nothing only when the buffer had room left), and a
+ * queue at "none" has no elevator, so queue/iosched/ is not looked for. */
+TEST(directories_read_whole) {
+        static const FakeDiskSpec spec = {
+                .name = "nvme0n1", .devnum = "259:0", .schedulers = "none mq-deadline",
+                .scheduler = "none", .queues = 200,
+        };
+        FakeKernel *k = fake_kernel_new();
+        Disk *d = NULL;
+        Sysfs *s = NULL;
+
+        assert_non_null(k);
+        assert_int_equal(fake_disk_add(k, &spec), 0);
+        /* Left behind as if by an elevator: not read while the queue says "none". */
+        assert_int_equal(fake_write(k, "sys/class/block/nvme0n1/queue/iosched/fifo_batch", "16"), 0);
+        assert_int_equal(sysfs_new(k->root, &s), 0);
+        assert_int_equal(sysfs_load_disk(s, "nvme0n1", NULL, NULL, &d), 0);
+        assert_int_equal(d->nr_hw_queues, 200);
+        assert_int_equal(d->n_tunables, 0);
+        disk_free(d);
+        sysfs_free(s);
+        fake_kernel_free(k);
+}
