@@ -406,7 +406,8 @@ static int load_device(Sysfs *s, Disk *d) {
                 return r == -ENOENT ? -ENODEV : r;
         if (sysfs_read_disk_number(s, d->name, "diskseq", &d->diskseq) < 0 || d->diskseq < 0)
                 d->diskseq = 0;
-        d->partition = sysfs_disk_has(s, d->name, "partition");
+        /* A partition has no queue/: a disk pinned with one needs no look-up of "partition". */
+        d->partition = !sysfs_disk_pinned_with_queue(s, d->name) && sysfs_disk_has(s, d->name, "partition");
         return 0;
 }
 

@@ -222,6 +222,11 @@ bool sysfs_disk_has(Sysfs *s, const char *disk, const char *rel) {
                faccessat(dfd, p, F_OK, 0) >= 0;
 }
 
+bool sysfs_disk_pinned_with_queue(const Sysfs *s, const char *disk) {
+        assert(s && disk);
+        return s->queue_fd >= 0 && streq(s->disk_name, disk);
+}
+
 int sysfs_disk_devpath(Sysfs *s, const char *disk, char **ret) {
         char path[PATH_MAX], link[PATH_MAX];
         const char *p;

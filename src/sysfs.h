@@ -97,6 +97,9 @@ int sysfs_read_disk_text(Sysfs *s, const char *disk, const char *rel, char **ret
 int sysfs_read_disk_number(Sysfs *s, const char *disk, const char *rel, int64_t *ret);
 /* Whether @rel exists below the disk's directory. */
 bool sysfs_disk_has(Sysfs *s, const char *disk, const char *rel);
+/* Whether @disk is the pinned one and its queue/ was there when it was pinned (a partition has
+ * none): known without a look-up. */
+bool sysfs_disk_pinned_with_queue(const Sysfs *s, const char *disk);
 
 /**
  * sysfs_disk_devpath() - where the disk is in the device tree

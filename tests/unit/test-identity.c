@@ -219,3 +219,34 @@ TEST(directories_read_whole) {
         sysfs_free(s);
         fake_kernel_free(k);
 }
+
+/* A disk pinned with its queue/ is no partition, known without a look-up of "partition"; a
+ * partition, pinned, has none. */
+TEST(pinned_with_queue) {
+        static const FakeDiskSpec disk = { .name = "sda", .devnum = "8:0", .scheduler = "none" };
+        static const FakeDiskSpec part = { .name = "sda1", .devnum = "8:1", .partition = true };
+        FakeKernel *k = fake_kernel_new();
+        Disk *d = NULL;
+        Sysfs *s = NULL;
+
+        assert_non_null(k);
+        assert_int_equal(fake_disk_add(k, &disk), 0);
+        assert_int_equal(fake_disk_add(k, &part), 0);
+        assert_int_equal(sysfs_new(k->root, &s), 0);
+        assert_false(sysfs_disk_pinned_with_queue(s, "sda"));
+        assert_int_equal(sysfs_pin_disk(s, "sda"), 0);
+        assert_true(sysfs_disk_pinned_with_queue(s, "sda"));
+        assert_false(sysfs_disk_pinned_with_queue(s, "sda1"));
+        assert_int_equal(sysfs_load_disk(s, "sda", NULL, NULL, &d), 0);
+        assert_false(d->partition);
+        d = disk_free(d);
+        sysfs_unpin_disk(s);
+        assert_int_equal(sysfs_pin_disk(s, "sda1"), 0);
+        assert_false(sysfs_disk_pinned_with_queue(s, "sda1"));
+        assert_int_equal(sysfs_load_disk(s, "sda1", NULL, NULL, &d), 0);
+        assert_true(d->partition);
+        disk_free(d);
+        sysfs_unpin_disk(s);
+        sysfs_free(s);
+        fake_kernel_free(k);
+}
