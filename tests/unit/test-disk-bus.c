@@ -11,6 +11,7 @@
 
 #include "bus-names.h"
 #include "daemon-world.h"
+#include "ioschedd-disk-bus.h"
 #include "tests.h"
 #include "util.h"
 
@@ -350,3 +351,90 @@ TEST(introspection) {
 }
 
 DEFINE_TEST_MAIN(NULL, NULL);
+
+static int on_signal(sd_bus_message *m, void *userdata, sd_bus_error *error) {
+        sd_bus_message **ret = userdata;
+
+        if (!*ret)
+                *ret = sd_bus_message_ref(m);
+        return 0;
+}
+
+/* The text of property @name in a GetAll reply. */
+static char *all_property(sd_bus_message *all, const char *name) {
+        const char *n;
+        bool empty;
+
+        assert_int_equal(sd_bus_message_rewind(all, true), 1);
+        assert_int_equal(sd_bus_message_enter_container(all, 'a', "{sv}"), 1);
+        for (;;) {
+                char *text = next_property(all, &n, &empty);
+
+                assert_non_null(n);
+                if (streq(n, name))
+                        return text;
+                free(text);
+        }
+}
+
+/* PropertiesChanged (built by the daemon, not by sd-bus's walk of its object tree): the EMITS
+ * properties whose fields changed, with GetAll's values, and the EXPLICIT ones among the
+ * invalidated, each list in the order of BUS_PROPERTIES; nothing when no property's field is
+ * dirty. */
+TEST(properties_changed) {
+        static const char *const changed[] = { "Device", "LastApplied" };
+        World *w = world_ran(2, SETTINGS);
+        _cleanup_(sd_bus_message_unrefp) sd_bus_message *sig = NULL, *all = NULL;
+        const char *s, *name;
+        DiskObject *d;
+        bool empty;
+
+        world_connect_bus(w);
+        w->m->announcing = true;
+        assert_true(sd_bus_add_match(w->client, NULL,
+                                     "type='signal',interface='org.freedesktop.DBus.Properties',member='PropertiesChanged'",
+                                     on_signal, &sig) >= 0);
+        d = world_disk(w, "loop1");
+        d->dirty = DISK_FIELD_BIT(DISK_FIELD_ROTATIONAL) | DISK_FIELD_BIT(DISK_OBJECT_LAST_APPLIED);
+        disk_bus_emit_changed(d);
+        assert_int_equal(d->dirty, 0);
+        while (!sig)
+                assert_true(sd_event_run(w->m->event, UINT64_MAX) >= 0);
+
+        assert_string_equal(sd_bus_message_get_path(sig), BUS_DISK_PATH_PREFIX "/loop1");
+        assert_int_equal(sd_bus_message_read_basic(sig, 's', &s), 1);
+        assert_string_equal(s, BUS_DISK_INTERFACE);
+        all = get_all(w, BUS_DISK_PATH_PREFIX "/loop1", BUS_DISK_INTERFACE);
+        assert_int_equal(sd_bus_message_enter_container(sig, 'a', "{sv}"), 1);
+        for (size_t i = 0; i < ELEMENTSOF(changed); i++) {
+                _cleanup_(freep) char *text = next_property(sig, &name, &empty), *want = NULL;
+
+                assert_non_null(name);
+                assert_string_equal(name, changed[i]);
+                want = all_property(all, name);
+                assert_string_equal(text, want);
+        }
+        assert_int_equal(sd_bus_message_at_end(sig, false), 1);
+        assert_int_equal(sd_bus_message_exit_container(sig), 1);
+        assert_int_equal(sd_bus_message_enter_container(sig, 'a', "s"), 1);
+        assert_int_equal(sd_bus_message_read_basic(sig, 's', &s), 1);
+        assert_string_equal(s, "Rotational");
+        assert_int_equal(sd_bus_message_at_end(sig, false), 1);
+
+        /* A dirty mask that no property shows: no signal. */
+        sig = sd_bus_message_unref(sig);
+        d->dirty = 0;
+        disk_bus_emit_changed(d);
+        d->dirty = DISK_FIELD_BIT(DISK_OBJECT_LAST_APPLIED);
+        disk_bus_emit_changed(d);
+        while (!sig)
+                assert_true(sd_event_run(w->m->event, UINT64_MAX) >= 0);
+        assert_int_equal(sd_bus_message_read_basic(sig, 's', &s), 1);
+        assert_int_equal(sd_bus_message_enter_container(sig, 'a', "{sv}"), 1);
+        {
+                _cleanup_(freep) char *text = next_property(sig, &name, &empty);
+
+                assert_string_equal(name, "LastApplied");
+        }
+        world_free(w);
+}
