@@ -168,13 +168,15 @@ Job *job_free(Job *j) {
 }
 
 static int job_thread_init(void *userdata, void **ret) {
-        const char *sysfs_root = userdata;
+        const Sysfs *host = userdata;
         Sysfs *s;
         int r;
 
-        r = sysfs_new(sysfs_root, &s);
+        r = sysfs_new_sharing(host, &s);
         if (r < 0)
                 return r;
+        /* Its writes and lock waits let another thread start for the queued jobs. */
+        sysfs_set_wait_hook(s, worker_pool_thread_wait);
         *ret = s;
         return 0;
 }

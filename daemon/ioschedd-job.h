@@ -114,6 +114,6 @@ int job_set_holds(Job *j, Hold *const *holds, size_t n);
 Job *job_free(Job *j);
 DEFINE_TRIVIAL_CLEANUP_FUNC(Job *, job_free);
 
-/* The WorkerPoolOps of the pool that runs jobs: each thread has its own Sysfs on the root
- * that worker_pool_new()'s userdata names (a const char *, "/"). */
+/* The WorkerPoolOps of the pool that runs jobs: each thread has its own Sysfs sharing the
+ * host facts of the one that worker_pool_new()'s userdata is (a probed const Sysfs *). */
 extern const WorkerPoolOps job_worker_ops;

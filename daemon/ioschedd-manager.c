@@ -490,6 +490,7 @@ Manager *manager_free(Manager *m) {
         sd_event_source_unref(m->status_source);
         worker_pool_free(m->pool, &unrun);
         manager_free_unrun(unrun);
+        sysfs_free(m->host);            /* after the threads that share it */
         manager_holds_free(m);
         for (size_t i = 0; i < m->n_disks; i++) {
                 m->disks[i]->running = NULL;
@@ -521,11 +522,23 @@ static void initial_done(Completion *c) {
 }
 
 static int manager_start_pool(Manager *m) {
+        WorkerPoolOps ops;
         int r;
 
         if (m->submit)
                 return 0;       /* the tests run the jobs */
-        r = worker_pool_new(m->n_workers, &job_worker_ops, (void *) m->sysfs_root, &m->pool);
+        /* Looked up once, here, not by each thread at its first job: the threads' copies were
+         * spread between the readings the loop keeps, and left holes there when they ended. */
+        r = sysfs_new(m->sysfs_root, &m->host);
+        if (r >= 0)
+                r = sysfs_probe_host(m->host);
+        if (r < 0)
+                return log_error_errno(r, "Cannot open %s: %m", m->sysfs_root);
+        /* Reading a disk uses the CPU; its writes wait for the kernel: --workers threads at most,
+         * no more than twice the CPUs that are not waiting. */
+        ops = job_worker_ops;
+        ops.max_running = 2 * (unsigned) MAX(sysconf(_SC_NPROCESSORS_ONLN), 1L);
+        r = worker_pool_new(m->n_workers, &ops, m->host, &m->pool);
         if (r < 0)
                 return log_error_errno(r, "Cannot create the worker pool: %m");
         r = sd_event_add_io(m->event, &m->worker_source, worker_pool_get_fd(m->pool), EPOLLIN,

@@ -14,6 +14,7 @@
 #include "ioschedd-polkit.h"
 #include "ioschedd-uevent.h"
 #include "ioschedd-worker.h"
+#include "sysfs.h"
 
 #define IOSCHEDD_WORKERS_DEFAULT 32
 #define IOSCHEDD_MONITOR_BUFFER (128 * 1024 * 1024)
@@ -38,6 +39,7 @@ struct Manager {
         uint64_t refresh_since;                 /* CLOCK_MONOTONIC usec: the oldest such disk */
         size_t n_running;                       /* jobs submitted and not finished */
         WorkerPool *pool;
+        Sysfs *host;                    /* the host facts the pool's threads share */
         UeventMonitor *uevent;
 
         /* Options: set between manager_new() and manager_start(). */

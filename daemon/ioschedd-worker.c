@@ -50,6 +50,7 @@ struct WorkerPool {
         WorkItem *done_head, *done_tail;
         unsigned n_queued, n_running;
         unsigned n_threads, n_idle, max_threads;
+        unsigned n_waiting;     /* threads in worker_pool_thread_wait() */
         WorkerThread *threads;  /* the n_threads running */
         WorkerThread *dead;     /* the n_dead that ended (before the pool), to be joined */
         unsigned n_dead;        /* n_threads + n_dead <= max_threads */
@@ -60,6 +61,8 @@ struct WorkerPool {
         WorkerPoolOps ops;
         void *userdata;
 };
+
+static _Thread_local WorkerPool *thread_pool;   /* the pool of this thread, if any */
 
 /* Called with the lock held, on a thread that ends before the pool does (its thread_init
  * failed, or it was idle for ops.idle_usec). */
@@ -120,6 +123,7 @@ static void *worker_main(void *arg) {
         WorkerPool *p = arg;
         void *thread_data = NULL;
 
+        thread_pool = p;
         if (p->ops.thread_init) {
                 int r = p->ops.thread_init(p->userdata, &thread_data);
                 if (r < 0) {
@@ -326,6 +330,12 @@ static int start_thread(WorkerPool *p) {
         return 0;
 }
 
+/* Called with the lock held: whether @n_queued items want another thread. */
+static bool want_thread(const WorkerPool *p, unsigned n_queued) {
+        return p->n_idle < n_queued && p->n_threads < p->max_threads &&
+               (p->ops.max_running == 0 || p->n_threads - p->n_waiting < p->ops.max_running);
+}
+
 int worker_pool_submit(WorkerPool *p, WorkItem *item) {
         int r = 0;
 
@@ -334,7 +344,7 @@ int worker_pool_submit(WorkerPool *p, WorkItem *item) {
         /* Threads that ended: they left the lock before we got it, so they are just returning. */
         while (p->n_dead > 0)
                 thread_join(p->dead[--p->n_dead]);
-        if (p->n_idle <= p->n_queued && p->n_threads < p->max_threads) {
+        if (want_thread(p, p->n_queued + 1)) {
                 r = start_thread(p);
                 if (r < 0 && p->n_threads > 0)
                         r = 0;  /* the threads we have will get to it */
@@ -402,4 +412,22 @@ unsigned worker_pool_get_busy(const WorkerPool *p) {
 
 unsigned worker_pool_get_n_threads(const WorkerPool *p) {
         return p->n_threads;
+}
+
+void worker_pool_thread_wait(bool begin) {
+        WorkerPool *p = thread_pool;
+
+        if (!p)
+                return;
+        pthread_mutex_lock(&p->lock);
+        if (begin) {
+                p->n_waiting++;
+                /* Failing is no error: the threads there are get to the items later. */
+                if (!p->stop && want_thread(p, p->n_queued))
+                        (void) start_thread(p);
+        } else {
+                assert(p->n_waiting > 0);
+                p->n_waiting--;
+        }
+        pthread_mutex_unlock(&p->lock);
 }

@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 #pragma once
 
+#include <stdbool.h>
 #include <stdint.h>
 
 #include "macro.h"
@@ -9,7 +10,8 @@
  * A bounded pool of threads for blocking sysfs work. Writes on 6.11+ kernels wait for RCU
  * grace periods (tens of milliseconds) without using the CPU, so many run in parallel; the
  * event loop never waits for one. Finished items are handed back through an eventfd that
- * the loop watches. Threads are started on demand up to the limit and stay afterwards.
+ * the loop watches. Threads are started on demand up to the limit (beyond max_running only
+ * while others wait) and end when idle.
  *
  * The pool knows nothing of disks: the caller embeds a WorkItem in its own job and keeps
  * at most one job per disk in the pool, which serialises the work of one disk.
@@ -36,6 +38,11 @@ typedef struct WorkerPoolOps {
         /* A thread idle this long ends (its stack goes back to the kernel); a later submit
          * starts another. 0: threads live as long as the pool. */
         uint64_t idle_usec;
+        /* At most this many threads that are not waiting (worker_pool_thread_wait()): a thread
+         * beyond them starts only while others wait. 0: max_threads. Threads that only use the
+         * CPU gain nothing from outnumbering it, and each one's allocations stay spread over
+         * the heap between what the loop keeps. */
+        unsigned max_running;
 } WorkerPoolOps;
 
 /**
@@ -53,6 +60,10 @@ int worker_pool_new(unsigned max_threads, const WorkerPoolOps *ops, void *userda
  * taken with worker_pool_take_done(), run or not, is handed back in @ret_unrun (the caller
  * frees them; with NULL they are left to the caller's own bookkeeping). */
 WorkerPool *worker_pool_free(WorkerPool *p, WorkItem **ret_unrun);
+
+/* On a pool's thread, around a call that waits without using the CPU: true before it (another
+ * thread may start for the queued items), false after it. Elsewhere, nothing. */
+void worker_pool_thread_wait(bool begin);
 
 /* The fd to watch for EPOLLIN: readable when finished items are waiting. */
 int worker_pool_get_fd(const WorkerPool *p);

@@ -24,6 +24,7 @@ struct Sysfs {
         SysfsReadHook read_hook;
         SysfsWriteHook write_hook;
         void *hook_userdata;
+        SysfsWaitHook wait_hook;
         unsigned long n_writes;
         unsigned hz;
         /* The disk being read (sysfs_pin_disk()): its directory, its queue/ (-1 for a disk
@@ -31,7 +32,8 @@ struct Sysfs {
         int disk_fd;
         int queue_fd;
         char disk_name[32];
-        /* Looked up once (host.h). */
+        /* Looked up once (host.h), or borrowed from @host (sysfs_new_sharing()). */
+        const Sysfs *host;
         char *release;
         bool cgroup_probed;
         int cgroup_err;         /* 0, or -ENOENT: no cgroup v2 hierarchy with the io controller */
@@ -63,6 +65,29 @@ int sysfs_new(const char *root, Sysfs **ret) {
         return 0;
 }
 
+int sysfs_new_sharing(const Sysfs *host, Sysfs **ret) {
+        int r;
+
+        assert(host && ret);
+        r = sysfs_new(host->root, ret);
+        if (r < 0)
+                return r;
+        (*ret)->host = host;
+        return 0;
+}
+
+int sysfs_probe_host(Sysfs *s) {
+        char * const *modules;
+        int r;
+
+        assert(s && !s->host);
+        r = sysfs_iocost_probe(s);
+        if (r == -ENOMEM)
+                return r;
+        r = sysfs_scheduler_modules(s, &modules);
+        return r == -ENOMEM ? r : 0;
+}
+
 Sysfs *sysfs_free(Sysfs *s) {
         if (!s)
                 return NULL;
@@ -84,6 +109,21 @@ void sysfs_set_hooks(Sysfs *s, SysfsReadHook read_hook, SysfsWriteHook write_hoo
         s->read_hook = read_hook;
         s->write_hook = write_hook;
         s->hook_userdata = userdata;
+}
+
+void sysfs_set_wait_hook(Sysfs *s, SysfsWaitHook hook) {
+        assert(s);
+        s->wait_hook = hook;
+}
+
+static void wait_begin(const Sysfs *s) {
+        if (s->wait_hook)
+                s->wait_hook(true);
+}
+
+static void wait_end(const Sysfs *s) {
+        if (s->wait_hook)
+                s->wait_hook(false);
 }
 
 unsigned long sysfs_get_n_writes(const Sysfs *s) {
@@ -413,6 +453,8 @@ bool sysfs_disk_exists(Sysfs *s, const char *name) {
 
 int sysfs_iocost_probe(Sysfs *s) {
         assert(s);
+        if (s->host && s->host->cgroup_probed)
+                return s->host->cgroup_err;
         if (!s->cgroup_probed) {
                 s->cgroup_err = host_cgroup_io_root(s->root_fd, &s->cgroup_root);
                 /* Out of memory is not an answer: ask again next time. */
@@ -423,6 +465,8 @@ int sysfs_iocost_probe(Sysfs *s) {
 
 const char *sysfs_kernel_release(Sysfs *s) {
         assert(s);
+        if (s->host && s->host->release)
+                return s->host->release;
         if (!s->release)
                 s->release = host_kernel_release(s->root_fd);
         return s->release;
@@ -432,6 +476,10 @@ int sysfs_scheduler_modules(Sysfs *s, char * const **ret) {
         int r;
 
         assert(s && ret);
+        if (s->host && s->host->scheduler_modules) {
+                *ret = s->host->scheduler_modules;
+                return 0;
+        }
         if (!s->scheduler_modules) {
                 r = host_scheduler_modules(s->root_fd, sysfs_kernel_release(s), &s->scheduler_modules);
                 if (r < 0)
@@ -451,7 +499,8 @@ static int iocost_path(Sysfs *s, AttrFile f, char *buf, size_t size) {
         r = sysfs_iocost_probe(s);
         if (r < 0)
                 return r;
-        return path_printf(buf, size, "%s/%s", s->cgroup_root, iocost_file_name(f));
+        return path_printf(buf, size, "%s/%s", s->host && s->host->cgroup_probed ? s->host->cgroup_root : s->cgroup_root,
+                           iocost_file_name(f));
 }
 
 int sysfs_read_iocost(Sysfs *s, const char *disk, const char *devnum, AttrFile f, IocostState *st) {
@@ -491,9 +540,13 @@ static int write_value(Sysfs *s, int dirfd, const char *path, const char *disk, 
         s->n_writes++;
         if (s->write_hook)
                 return s->write_hook(s, fd, disk, name, value, s->hook_userdata);
+        wait_begin(s);
         k = write(fd, value, len);
         if (k < 0)
-                return -errno;
+                k = -errno;
+        wait_end(s);
+        if (k < 0)
+                return (int) k;
         if ((size_t) k != len)
                 return -EIO;
         return 0;
@@ -585,7 +638,9 @@ int sysfs_lock_disk(Sysfs *s, const Disk *d, uint64_t timeout_usec, int *ret_fd)
                         return -errno;
                 if (waited >= timeout_usec)
                         return -EWOULDBLOCK;
+                wait_begin(s);
                 (void) usleep((useconds_t) delay);
+                wait_end(s);
                 waited += delay;
                 delay = MIN(delay * 2, (uint64_t) 20000);
         }

@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 #pragma once
 
+#include <stdbool.h>
 #include <stdint.h>
 
 #include "attr.h"
@@ -23,6 +24,10 @@ typedef struct Sysfs Sysfs;
 typedef int (*SysfsWriteHook)(Sysfs *s, int fd, const char *disk, const char *relpath,
                               const char *value, void *userdata);
 typedef int (*SysfsReadHook)(Sysfs *s, const char *disk, const char *relpath, void *userdata);
+/* Called with true before a call that waits without using the CPU (a write(2), which on 6.11+
+ * kernels waits for RCU grace periods; a pause while udev holds a disk's lock) and with false
+ * after it, on the thread that waits. */
+typedef void (*SysfsWaitHook)(bool begin);
 
 /**
  * sysfs_new() - open a root
@@ -32,10 +37,22 @@ typedef int (*SysfsReadHook)(Sysfs *s, const char *disk, const char *relpath, vo
  * Return: 0, -ENOMEM, or the negative errno of opening @root.
  */
 int sysfs_new(const char *root, Sysfs **ret);
+/**
+ * sysfs_new_sharing() - open @host's root again, for another thread
+ * @host: probed (sysfs_probe_host()); it must outlive the new object and is only read from it
+ * @ret: the new object, whose host facts (kernel release, cgroup tree, scheduler modules) are
+ *       @host's: each thread of a pool would otherwise look them up again and keep its own copy
+ *
+ * Return: as sysfs_new().
+ */
+int sysfs_new_sharing(const Sysfs *host, Sysfs **ret);
+/* Looks the host facts up now, before sysfs_new_sharing() shares them. Return: 0 or -ENOMEM. */
+int sysfs_probe_host(Sysfs *s);
 Sysfs *sysfs_free(Sysfs *s);
 DEFINE_TRIVIAL_CLEANUP_FUNC(Sysfs *, sysfs_free);
 
 void sysfs_set_hooks(Sysfs *s, SysfsReadHook read_hook, SysfsWriteHook write_hook, void *userdata);
+void sysfs_set_wait_hook(Sysfs *s, SysfsWaitHook hook);
 unsigned long sysfs_get_n_writes(const Sysfs *s);
 /* The root directory's fd (O_PATH), for host.h's look-ups; owned by @s. */
 int sysfs_root_fd(const Sysfs *s);

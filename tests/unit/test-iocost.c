@@ -166,6 +166,33 @@ TEST(mountinfo) {
         assert_false(cgroup_controllers_have_io(""));
 }
 
+/* The host facts are looked up once: a Sysfs sharing them reads none of them again. */
+TEST(host_shared) {
+        FakeKernel *k = fake_kernel_new();
+        Sysfs *host = NULL, *s = NULL;
+        char * const *hm, * const *sm;
+        const char *release;
+
+        assert_non_null(k);
+        assert_int_equal(fake_cgroup2_add(k, "/sys/fs/cgroup", true, "6.18.0"), 0);
+        assert_int_equal(sysfs_new(k->root, &host), 0);
+        assert_int_equal(sysfs_probe_host(host), 0);
+        assert_int_equal(sysfs_new_sharing(host, &s), 0);
+        /* Changed after the probe: the sharing one still sees the host's. */
+        assert_int_equal(fake_write(k, "proc/sys/kernel/osrelease", "7.0.0"), 0);
+        assert_int_equal(fake_write(k, "proc/self/mountinfo", "garbage"), 0);
+        release = sysfs_kernel_release(s);
+        assert_ptr_equal(release, sysfs_kernel_release(host));
+        assert_string_equal(release, "6.18.0");
+        assert_int_equal(sysfs_iocost_probe(s), 0);
+        assert_int_equal(sysfs_scheduler_modules(host, &hm), 0);
+        assert_int_equal(sysfs_scheduler_modules(s, &sm), 0);
+        assert_ptr_equal(hm, sm);
+        sysfs_free(s);
+        sysfs_free(host);
+        fake_kernel_free(k);
+}
+
 TEST(static_key_kernels) {
         assert_true(kernel_has_rqos_static_key("6.16.0"));
         assert_true(kernel_has_rqos_static_key("6.16"));

@@ -71,6 +71,61 @@ TEST(runs_all) {
         assert_null(worker_pool_free(p, NULL));
 }
 
+/* Threads that only use the CPU are no more than max_running, however many items wait. */
+TEST(max_running) {
+        static const WorkerPoolOps ops = { .thread_init = thread_init, .max_running = 2 };
+        enum { N = 50 };
+        Item items[N] = {};
+        WorkerPool *p;
+
+        assert_int_equal(worker_pool_new(8, &ops, NULL, &p), 0);
+        for (int i = 0; i < N; i++) {
+                items[i].item.run = run;
+                assert_int_equal(worker_pool_submit(p, &items[i].item), 0);
+                assert_true(worker_pool_get_n_threads(p) <= 2);
+        }
+        take_n(p, N);
+        for (int i = 0; i < N; i++)
+                assert_int_equal(items[i].runs, 1);
+        assert_null(worker_pool_free(p, NULL));
+}
+
+static unsigned n_in_wait;
+
+/* Waits (as a write would) until all 8 items wait at once, 10 s at most. */
+static void wait_run(WorkItem *w, void *thread_data) {
+        Item *it = (Item *) w;
+
+        worker_pool_thread_wait(true);
+        __atomic_add_fetch(&n_in_wait, 1, __ATOMIC_SEQ_CST);
+        for (int i = 0; i < 10000 && __atomic_load_n(&n_in_wait, __ATOMIC_SEQ_CST) < 8; i++)
+                usleep(1000);
+        it->runs = __atomic_load_n(&n_in_wait, __ATOMIC_SEQ_CST) >= 8 ? 1 : -1;
+        worker_pool_thread_wait(false);
+}
+
+/* A thread that waits makes room for another: 8 items that wait run at once with
+ * max_running 1 (8 threads), none is left queued behind a waiting one. */
+TEST(waiting_threads_make_room) {
+        static const WorkerPoolOps ops = { .thread_init = thread_init, .max_running = 1 };
+        Item items[8] = {};
+        WorkerPool *p;
+
+        n_in_wait = 0;
+        worker_pool_thread_wait(true);  /* not a pool's thread: nothing */
+        worker_pool_thread_wait(false);
+        assert_int_equal(worker_pool_new(8, &ops, NULL, &p), 0);
+        for (int i = 0; i < 8; i++) {
+                items[i].item.run = wait_run;
+                assert_int_equal(worker_pool_submit(p, &items[i].item), 0);
+        }
+        take_n(p, 8);
+        for (int i = 0; i < 8; i++)
+                assert_int_equal(items[i].runs, 1);
+        assert_int_equal(worker_pool_get_n_threads(p), 8);
+        assert_null(worker_pool_free(p, NULL));
+}
+
 static volatile int started;
 
 static void block_run(WorkItem *w, void *thread_data) {
