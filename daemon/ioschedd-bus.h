@@ -7,6 +7,7 @@
 #include <systemd/sd-bus.h>
 
 #include "bus-names.h"
+#include "macro.h"
 
 /* How the daemon serves one property of BUS_PROPERTIES: its getter, or (without one) the
  * offset of its value in the object; the dirty mask's fields whose change it shows; whether its
@@ -35,3 +36,18 @@ typedef struct BusPropertyImpl {
  */
 const sd_bus_vtable *bus_vtable_build(BusObject object, const BusPropertyImpl impl[_BUS_PROPERTY_MAX],
                                       const sd_bus_vtable *tail, sd_bus_vtable *v, size_t size);
+
+/**
+ * bus_error_set_errnof() - set @error for @r: the daemon's error name for an errno with one meaning
+ *                          (ENODEV: NoSuchDisk, EBADMSG: ConfigInvalid, ENOEXEC: InvalidSetting),
+ *                          else @otherwise, else sd-bus's name for the errno
+ * @format: the message; %m is @r
+ *
+ * Return: @r, for a handler's return.
+ */
+_printf_(4, 5)
+int bus_error_set_errnof(sd_bus_error *error, int r, const char *otherwise, const char *format, ...);
+
+/* The same error as bus_error_set_errnof(), as the reply to @call. Return: sd-bus's, of the send. */
+_printf_(4, 5)
+int bus_reply_errnof(sd_bus_message *call, int r, const char *otherwise, const char *format, ...);

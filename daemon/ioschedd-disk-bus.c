@@ -1,6 +1,8 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 #include <assert.h>
+#include <errno.h>
 #include <stddef.h>
+#include <stdlib.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -383,6 +385,129 @@ static int disk_find(sd_bus *bus, const char *path, const char *interface, void 
         return 1;
 }
 
+/*
+ * Current's keys that no rule sets are not read with the rest of a disk (in a hotplug storm
+ * they were a third of each disk's files, with a scheduler's tunables more): a Get of Current
+ * on a disk whose reading has not got them queues a full read with them, and the reply waits
+ * for it, at most IOSCHEDD_CURRENT_WAIT_USEC: the loop answers while workers are stuck in
+ * writes, so then the reply has the keys read so far, and Current is invalidated when the read
+ * lands. From then on every full read of the disk reads them.
+ */
+typedef struct CurrentGet {
+        Completion completion;
+        Manager *manager;
+        char *name;
+        sd_bus_message *call;   /* NULL once answered */
+        sd_event_source *timeout;
+} CurrentGet;
+
+static CurrentGet *current_get_of(Completion *c) {
+        return container_of(c, CurrentGet, completion);
+}
+
+static void current_get_free(Completion *c) {
+        CurrentGet *g = current_get_of(c);
+
+        sd_event_source_disable_unref(g->timeout);
+        sd_bus_message_unref(g->call);
+        free(g->name);
+        free(g);
+}
+
+/* The reply to a Properties.Get of Current: sd-bus's, from the same getter. */
+static int reply_current(sd_bus_message *call, const DiskObject *d) {
+        _cleanup_(sd_bus_message_unrefp) sd_bus_message *reply = NULL;
+        int r;
+
+        r = sd_bus_message_new_method_return(call, &reply);
+        if (r >= 0)
+                r = sd_bus_message_open_container(reply, 'v', bus_property(BUS_DISK_CURRENT)->signature);
+        if (r >= 0)
+                r = property_get_current(NULL, NULL, NULL, NULL, reply, (void *) d, NULL);
+        if (r >= 0)
+                r = sd_bus_message_close_container(reply);
+        return r < 0 ? r : sd_bus_send(NULL, reply, NULL);
+}
+
+static void current_get_job_done(Completion *c, const JobResult *res) {
+        CurrentGet *g = current_get_of(c);
+        const DiskObject *d = manager_find_disk(g->manager, res->name);
+        int r;
+
+        if (!g->call)
+                return;         /* answered when the wait ran out */
+        if (res->error < 0)
+                r = bus_reply_errnof(g->call, res->error, NULL, "Cannot read disk %s: %m", res->name);
+        else if (!d || !disk_object_is_published(d) || !d->current_read)
+                r = bus_reply_errnof(g->call, -ENODEV, NULL, "Disk %s went away.", res->name);
+        else
+                r = reply_current(g->call, d);
+        if (r < 0)
+                log_debug_errno(r, "Cannot send a reply: %m");
+        g->call = sd_bus_message_unref(g->call);
+}
+
+static void current_get_done(Completion *c) {
+}
+
+/* The read did not land in time: the keys read so far (the rules' and the scheduler). */
+static int on_current_timeout(sd_event_source *s, uint64_t usec, void *userdata) {
+        CurrentGet *g = userdata;
+        const DiskObject *d = manager_find_disk(g->manager, g->name);
+        int r;
+
+        if (!g->call)
+                return 0;
+        r = d && disk_object_is_published(d) ? reply_current(g->call, d) :
+            bus_reply_errnof(g->call, -ENODEV, NULL, "Disk %s went away.", g->name);
+        if (r < 0)
+                log_debug_errno(r, "Cannot send a reply: %m");
+        g->call = sd_bus_message_unref(g->call);
+        return 0;
+}
+
+/* A filter, before sd-bus looks for an object (an object callback would make every path below
+ * the prefix an object to sd-bus, and change its errors): a Get of Current that must wait for a
+ * read. Anything else, and a Get the disk can answer now, is sd-bus's (0). */
+static int on_bus_message(sd_bus_message *call, void *userdata, sd_bus_error *error) {
+        static const CompletionOps ops = {
+                .job_done = current_get_job_done, .done = current_get_done, .free = current_get_free,
+        };
+        const char *interface, *property;
+        Manager *m = userdata;
+        DiskObject *d = NULL;
+        CurrentGet *g;
+        int r;
+
+        if (!sd_bus_message_is_method_call(call, "org.freedesktop.DBus.Properties", "Get") ||
+            !startswith(sd_bus_message_get_path(call), BUS_DISK_PATH_PREFIX "/"))
+                return 0;
+        r = sd_bus_message_read(call, "ss", &interface, &property);
+        if (r >= 0 && streq(interface, BUS_DISK_INTERFACE) && streq(property, bus_property_name(BUS_DISK_CURRENT)))
+                r = disk_find(NULL, sd_bus_message_get_path(call), NULL, m, (void **) &d, NULL);
+        if (sd_bus_message_rewind(call, true) < 0)
+                return -EBADMSG;
+        if (r <= 0 || !d || d->current_read)
+                return 0;
+        g = calloc(1, sizeof(CurrentGet));
+        if (!g)
+                return -ENOMEM;
+        completion_init(&g->completion, &ops);
+        g->manager = m;
+        g->call = sd_bus_message_ref(call);
+        g->name = strdup(d->name);
+        r = g->name ? manager_arm_timer(m, &g->timeout, manager_now(m, CLOCK_MONOTONIC) + IOSCHEDD_CURRENT_WAIT_USEC,
+                                        on_current_timeout, g, "current-get") : -ENOMEM;
+        if (r >= 0) {
+                d->current_wanted = true;       /* before the job is made: it reads them */
+                r = disk_object_queue(d, JOB_PLAN, NULL, &g->completion);
+        }
+        if (r >= 0)
+                completion_arm(&g->completion);
+        completion_unref(&g->completion);
+        return r < 0 ? r : 1;
+}
+
 static int disk_enumerate(sd_bus *bus, const char *path, void *userdata, char ***nodes,
                           sd_bus_error *error) {
         Manager *m = userdata;
@@ -498,6 +623,9 @@ int disk_bus_register(Manager *m) {
                 (void) bus_vtable_build(BUS_OBJECT_DISK, disk_properties, NULL, vtable, ELEMENTSOF(vtable));
         r = sd_bus_add_fallback_vtable(m->bus, NULL, BUS_DISK_PATH_PREFIX, BUS_DISK_INTERFACE,
                                        vtable, disk_find, m);
+        if (r < 0)
+                return r;
+        r = sd_bus_add_filter(m->bus, NULL, on_bus_message, m);
         if (r < 0)
                 return r;
         return sd_bus_add_node_enumerator(m->bus, NULL, BUS_DISK_PATH_PREFIX, disk_enumerate, m);

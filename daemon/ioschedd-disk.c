@@ -85,6 +85,7 @@ static int disk_object_start_next(DiskObject *d) {
         j->partial = kind == JOB_APPLY && !d->want_full && !j->udev_props &&
                      (disk_object_is_published(d) || m->n_running >= IOSCHEDD_STORM_JOBS);
         d->want_full = false;
+        j->current = d->current_wanted;
         j->waiting = d->want_waiting[kind];
         d->want_waiting[kind] = (CompletionList) {};
         d->want[kind] = false;
@@ -223,6 +224,8 @@ static void disk_object_take_reading(DiskObject *d, Job *j) {
          * queue (a loop device's LOOP_CONFIGURE): the queue's attributes stay its own. */
         if (j->partial && old && streq_ptr(old->devnum, j->reading.disk->devnum))
                 taken = disk_keep_unloaded(j->reading.disk, old);
+        else
+                d->current_read = !j->partial && j->current;
         d->dirty |= disk_diff(old, j->reading.disk) & ~taken;
         if (!resolved_equal(d->reading.resolved, j->reading.resolved))
                 d->dirty |= DISK_FIELD_BIT(DISK_OBJECT_DESIRED) | DISK_FIELD_BIT(DISK_OBJECT_RULES);

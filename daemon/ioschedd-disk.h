@@ -53,6 +53,8 @@ struct DiskObject {
         bool partial;           /* the last job read only what the policy needs: refresh later */
         bool held;              /* an event came during a kernel burst: checked at its end */
         bool held_add;          /* its kernel "add" came during a burst: read once the kernel is quiet */
+        bool current_wanted;    /* a client asked for Current: full reads read its keys from now on */
+        bool current_read;      /* reading.disk has Current's keys (a full read with them, or kept) */
         UdevProps *want_props;
         CompletionList want_waiting[_JOB_KIND_MAX];
 };

@@ -111,17 +111,21 @@ static void job_run(WorkItem *item, void *thread_data) {
         _cleanup_(disk_run_freep) DiskRun *run = NULL;
         _cleanup_(policy_free_borrowedp) Policy *held = NULL;
         Sysfs *s = thread_data;
-        DiskLoad l = config->load;
+        DiskLoad l = config->load, full = DISK_LOAD_ALL;
         int r;
 
         j->usec_start = now_usec();
         /* A partial job reads what the policy needs; with udev's properties here, the identity
          * too (it costs no lookup but "device"). */
         l.identity = l.identity || j->udev_props;
+        /* A full job reads the keys that no rule sets (Current's) only once a client asked for
+         * them; the scheduler always (Scheduler, AvailableSchedulers). */
+        if (!j->partial && !j->current)
+                full.attrs = config->load.attrs | ATTR_BIT(ATTR_SCHEDULER);
         /* A disk's holds are rules after the configuration's: the newest wins key by key. */
         r = j->reading.n_holds > 0 ? policy_with_holds(config->policy, j->reading.holds, j->reading.n_holds, &held) : 0;
         if (r >= 0)
-                r = disk_run(s, held ?: config->policy, config->writers, j->name, j->udev_props, j->partial ? &l : NULL,
+                r = disk_run(s, held ?: config->policy, config->writers, j->name, j->udev_props, j->partial ? &l : &full,
                              (j->kind == JOB_PLAN ? DISK_RUN_DRY_RUN : 0) | DISK_RUN_LOCK, &run);
         /* Gone before it was read, or renamed or made again as a partition: not ours. A disk
          * gone during an apply has a report that says where. */

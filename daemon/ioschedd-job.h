@@ -88,6 +88,7 @@ typedef struct Job {
         char *name;
         UdevProps *udev_props;  /* from the uevent; NULL: read udev's database */
         bool partial;           /* read only config->load; the rest comes from the last reading */
+        bool current;           /* not partial: read Current's keys that no rule sets too */
         CompletionList waiting; /* told when the job is done */
 
         /* reading.config is set when the job is made; the rest is written by the worker. */

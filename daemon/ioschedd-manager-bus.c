@@ -20,65 +20,6 @@ static const char *shown(const char *s) {
 }
 
 /*
- * The one mapping of an errno of the manager or of conf-write to the error a caller gets. Each of
- * these has one meaning there:
- *   ENODEV   the disk went away (a JobResult's error)                         NoSuchDisk
- *   EBADMSG  manager_reload(): the configuration has errors, the old stays    ConfigInvalid
- *   ENOEXEC  dropin_persist(): the settings would not make a drop-in that loads InvalidSetting
- * NULL for any other errno: the caller's own name for the step that failed, or sd-bus's name
- * for the errno (NoMemory, AccessDenied, ...).
- */
-static const char *bus_error_name_of(int r) {
-        switch (r) {
-        case -ENODEV:
-                return BUS_ERROR_NO_SUCH_DISK;
-        case -EBADMSG:
-                return BUS_ERROR_CONFIG_INVALID;
-        case -ENOEXEC:
-                return BUS_ERROR_INVALID_SETTING;
-        default:
-                return NULL;
-        }
-}
-
-/* @error for @r: bus_error_name_of(@r), else @otherwise, else sd-bus's name for the errno;
- * the message is @format's, where %m is @r. Return: a negative errno, for a handler's return. */
-_printf_(4, 0)
-static int bus_error_set_errnofv(sd_bus_error *error, int r, const char *otherwise, const char *format,
-                                 va_list ap) {
-        const char *name = bus_error_name_of(r) ?: otherwise;
-
-        assert(r < 0 && format);
-        if (!name)
-                return sd_bus_error_set_errnofv(error, r, format, ap);
-        errno = -r;
-        (void) sd_bus_error_setfv(error, name, format, ap);
-        return r;
-}
-
-_printf_(4, 5)
-static int bus_error_set_errnof(sd_bus_error *error, int r, const char *otherwise, const char *format, ...) {
-        va_list ap;
-
-        va_start(ap, format);
-        r = bus_error_set_errnofv(error, r, otherwise, format, ap);
-        va_end(ap);
-        return r;
-}
-
-/* The same as the error reply to @call. */
-_printf_(4, 5)
-static int reply_errnof(sd_bus_message *call, int r, const char *otherwise, const char *format, ...) {
-        _cleanup_(sd_bus_error_free) sd_bus_error e = SD_BUS_ERROR_NULL;
-        va_list ap;
-
-        va_start(ap, format);
-        (void) bus_error_set_errnofv(&e, r, otherwise, format, ap);
-        va_end(ap);
-        return sd_bus_reply_method_error(call, &e);
-}
-
-/*
  * A method call waiting for its jobs: the manager tells its completion each result, and this
  * file alone turns them into the reply.
  */
@@ -151,7 +92,7 @@ static void apply_done(Completion *c) {
                                                              strempty(req->note), req->n_failed,
                                                              strna(req->first_failure)));
         else if (req->one_disk && req->n_gone > 0)
-                request_send(req, reply_errnof(call, -ENODEV, NULL, "%sthe disk went away.",
+                request_send(req, bus_reply_errnof(call, -ENODEV, NULL, "%sthe disk went away.",
                                                strempty(req->note)));
         else if (req->hold > 0)
                 request_send(req, sd_bus_reply_method_return(call, "u", req->hold));
@@ -203,10 +144,10 @@ static void plan_job_done(Completion *c, const JobResult *res) {
         Request *req = request_of(c);
 
         if (res->error == -ENODEV)
-                request_send(req, reply_errnof(req->message, res->error, NULL, "Disk %s went away.",
+                request_send(req, bus_reply_errnof(req->message, res->error, NULL, "Disk %s went away.",
                                                res->name));
         else if (res->error < 0)
-                request_send(req, reply_errnof(req->message, res->error, NULL, "Cannot plan %s: %m",
+                request_send(req, bus_reply_errnof(req->message, res->error, NULL, "Cannot plan %s: %m",
                                                res->name));
         else
                 request_send(req, reply_plan(req->message, res->report));

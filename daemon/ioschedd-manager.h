@@ -21,6 +21,8 @@
 /* A disk read only in part (a uevent's job) is read in full once no job has run for this long. */
 #define IOSCHEDD_REFRESH_USEC (1 * 1000000ULL)
 #define IOSCHEDD_REFRESH_MAX_USEC (10 * 1000000ULL)
+/* How long a Get of Current waits for the read of its keys that no rule sets (ioschedd-disk-bus.c). */
+#define IOSCHEDD_CURRENT_WAIT_USEC (1 * 1000000ULL)
 /* With this many jobs queued or running, uevents come as a storm: even a new disk's first job
  * reads only what the policy needs (its other fields are published by the refresh). */
 #define IOSCHEDD_STORM_JOBS 16

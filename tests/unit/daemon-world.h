@@ -52,6 +52,7 @@ Waiter *waiter_init(Waiter *w);
 
 /* The manager serves its bus on one end of a socket pair; w->client is the other end. */
 void world_connect_bus(World *w);
-/* A method call from the client, answered by the manager's loop: the reply or error. */
+/* A method call from the client, answered by the manager's loop (which runs the jobs the
+ * answer waits for): the reply or error. */
 sd_bus_message *world_call(World *w, const char *path, const char *interface, const char *member,
                            const char *types, ...);

@@ -128,6 +128,115 @@ static sd_bus_message *loop_property(World *w, unsigned i, BusPropertyId p) {
         return reply;
 }
 
+/* Whether an a{ss} entered in @m has @key; leaves @m at its end. */
+static bool has_key(sd_bus_message *m, const char *key) {
+        const char *k, *v;
+        bool found = false;
+
+        assert_int_equal(sd_bus_message_enter_container(m, 'a', "{ss}"), 1);
+        while (sd_bus_message_read(m, "{ss}", &k, &v) > 0)
+                found = found || streq(k, key);
+        return found;
+}
+
+/* Keeps the first message it is called with. */
+static int on_get(sd_bus_message *m, void *userdata, sd_bus_error *error) {
+        sd_bus_message **kept = userdata;
+
+        if (!*kept)
+                *kept = sd_bus_message_ref(m);
+        return 0;
+}
+
+/* Current's keys that no rule sets are read once a client asks: a full read leaves them out,
+ * the first Get of a disk's Current waits for one read with them, the next is answered from
+ * it; a disk gone before its read is NoSuchDisk. */
+TEST(current_read_when_asked) {
+        World *w = world_ran(2, SETTINGS);
+        _cleanup_(sd_bus_message_unrefp) sd_bus_message *reply = NULL;
+        unsigned jobs;
+
+        world_connect_bus(w);
+        assert_false(world_disk(w, "loop0")->reading.disk->load.attrs & ATTR_BIT(ATTR_READ_AHEAD_KB));
+        assert_true(world_disk(w, "loop0")->reading.disk->load.attrs & ATTR_BIT(ATTR_NR_REQUESTS));
+        jobs = w->n_jobs;
+        reply = loop_property(w, 0, BUS_DISK_CURRENT);
+        assert_int_equal(w->n_jobs, jobs + 1);
+        assert_true(has_key(reply, "read_ahead_kb"));
+        reply = sd_bus_message_unref(reply);
+        reply = loop_property(w, 0, BUS_DISK_CURRENT);
+        assert_int_equal(w->n_jobs, jobs + 1);
+        assert_true(has_key(reply, "read_ahead_kb"));
+        reply = sd_bus_message_unref(reply);
+
+        /* A full read after it (a change event) reads them again: still answered at once. */
+        assert_int_equal(disk_object_queue(world_disk(w, "loop0"), JOB_APPLY, NULL, NULL), 0);
+        assert_int_equal(world_run_all(w), 1);
+        reply = loop_property(w, 0, BUS_DISK_CURRENT);
+        assert_int_equal(w->n_jobs, jobs + 2);
+        assert_true(has_key(reply, "read_ahead_kb"));
+        reply = sd_bus_message_unref(reply);
+
+        assert_true(sd_bus_call_method_async(w->client, NULL, NULL, BUS_DISK_PATH_PREFIX "/loop1",
+                                             "org.freedesktop.DBus.Properties", "Get", on_get, &reply, "ss",
+                                             BUS_DISK_INTERFACE, bus_property_name(BUS_DISK_CURRENT)) >= 0);
+        while (w->n_submitted == 0)
+                assert_true(sd_event_run(w->m->event, UINT64_MAX) >= 0);
+        assert_int_equal(fake_disk_remove(w->k, "loop1"), 0);
+        world_run_all(w);
+        while (!reply)
+                assert_true(sd_event_run(w->m->event, UINT64_MAX) >= 0);
+        assert_true(sd_bus_message_is_method_error(reply, BUS_ERROR_NO_SUCH_DISK));
+        world_free(w);
+}
+
+/* A read held up (the test runs no job): the wait runs out and the reply has the keys read so far,
+ * the rules' and the scheduler; once the read lands, Current is invalidated and the next Get
+ * has every key at once. */
+TEST(current_wait_runs_out) {
+        World *w = world_ran(1, SETTINGS);
+        _cleanup_(sd_bus_message_unrefp) sd_bus_message *reply = NULL, *sig = NULL;
+        _cleanup_(strv_freep) char **invalidated = NULL;
+        const char *k, *v;
+        bool scheduler = false, nr_requests = false, read_ahead = false;
+        unsigned jobs;
+
+        world_connect_bus(w);
+        w->m->announcing = true;        /* signals are sent once the name is ours */
+        assert_true(sd_bus_match_signal(w->client, NULL, NULL, BUS_DISK_PATH_PREFIX "/loop0",
+                                        "org.freedesktop.DBus.Properties", "PropertiesChanged", on_get, &sig) >= 0);
+        /* The wait's end on the loop's clock, which is ahead of the world's fake one. */
+        w->mono = 0;
+        jobs = w->n_jobs;
+        assert_true(sd_bus_call_method_async(w->client, NULL, NULL, BUS_DISK_PATH_PREFIX "/loop0",
+                                             "org.freedesktop.DBus.Properties", "Get", on_get, &reply, "ss",
+                                             BUS_DISK_INTERFACE, bus_property_name(BUS_DISK_CURRENT)) >= 0);
+        while (!reply)
+                assert_true(sd_event_run(w->m->event, UINT64_MAX) >= 0);
+        assert_int_equal(w->n_jobs, jobs + 1);
+        assert_int_equal(w->n_submitted, 1);
+        assert_int_equal(sd_bus_message_enter_container(reply, 'v', "a{ss}"), 1);
+        assert_int_equal(sd_bus_message_enter_container(reply, 'a', "{ss}"), 1);
+        while (sd_bus_message_read(reply, "{ss}", &k, &v) > 0) {
+                scheduler = scheduler || streq(k, "scheduler");
+                nr_requests = nr_requests || streq(k, "nr_requests");
+                read_ahead = read_ahead || streq(k, "read_ahead_kb");
+        }
+        assert_true(scheduler && nr_requests && !read_ahead);
+        reply = sd_bus_message_unref(reply);
+
+        world_run_all(w);
+        while (!sig)
+                assert_true(sd_event_run(w->m->event, UINT64_MAX) >= 0);
+        assert_int_equal(sd_bus_message_skip(sig, "sa{sv}"), 1);
+        assert_int_equal(sd_bus_message_read_strv(sig, &invalidated), 1);
+        assert_true(strv_contains(invalidated, bus_property_name(BUS_DISK_CURRENT)));
+        reply = loop_property(w, 0, BUS_DISK_CURRENT);
+        assert_int_equal(w->n_jobs, jobs + 1);
+        assert_true(has_key(reply, "read_ahead_kb"));
+        world_free(w);
+}
+
 /* OtherWriters: a udev rule of the root that writes loop1's scheduler is on loop1's list with
  * its file:line and value (each field where the signature puts it), and on no other disk's. */
 TEST(other_writers) {
