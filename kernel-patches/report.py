@@ -194,11 +194,12 @@ def prefixes(paths):
 
 
 def label(t):
-    """A result's name as the table shows it: TEST[+norewriter][+memMIB][+trixie]
-    (verify's IOSCHED_BLKTESTS_NO_REWRITER, IOSCHED_BLKTESTS_MEMORY and
-    IOSCHED_BLKTESTS_RELEASE)."""
+    """A result's name as the table shows it: TEST[+norewriter|+rewriterMS][+memMIB][+trixie]
+    (verify's IOSCHED_BLKTESTS_NO_REWRITER, IOSCHED_BLKTESTS_REWRITER_MS,
+    IOSCHED_BLKTESTS_MEMORY and IOSCHED_BLKTESTS_RELEASE)."""
     name, *conds = t.split("+")
     words = ["without the rewriter" if c == "norewriter"
+             else f"rewriter every {c[8:]} ms" if c.startswith("rewriter")
              else "Debian 13 guest" if c == "trixie" else f"{c[3:]} MiB guest"
              for c in conds]
     return f"{name} ({', '.join(words)})" if words else name

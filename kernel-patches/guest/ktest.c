@@ -1375,7 +1375,7 @@ static void test_iops(const char *disk, const char *sched, int seconds)
 
 /*
  * The same-value rewriter that verify --blktests runs beside every test:
- * until SIGTERM, every 10 ms, the current scheduler (also "none") and
+ * until SIGTERM, every PAUSE_MS ms (10 unless given), the current scheduler (also "none") and
  * nr_requests of every disk but the guest's root (vda) are written back, as
  * udev rules and tuning tools do.  Prints one line when stopped:
  *   KT rewriter <writes> <ebusy> <enoent_enodev> <other_errors> <slowest_us>
@@ -1411,11 +1411,11 @@ static void rewrite_one(const char *disk, const char *attr, const char *val,
         }
 }
 
-static int rewriter(void)
+static int rewriter(unsigned pause_ms)
 {
         unsigned long c[4] = { 0 };
         uint64_t slowest = 0;
-        struct timespec pause = { 0, 10 * 1000 * 1000 };
+        struct timespec pause = { pause_ms / 1000, (long)(pause_ms % 1000) * 1000 * 1000 };
         char cur[64];
         struct dirent *de;
         DIR *d;
@@ -1453,7 +1453,7 @@ static void on_alarm(int sig)
 static int usage(void)
 {
         fprintf(stderr, "usage: ktest setup | measure DISK0 DISK1 | stress SECONDS DISK0 DISK1 | "
-                "addbench N | race-nrhwq SECONDS | rewrite\n");
+                "addbench N | race-nrhwq SECONDS | rewrite [PAUSE_MS]\n");
         return 2;
 }
 
@@ -1464,8 +1464,14 @@ int main(int argc, char **argv)
         setvbuf(stdout, NULL, _IOLBF, 0);
         signal(SIGALRM, on_alarm);
 
-        if (argc == 2 && !strcmp(argv[1], "rewrite"))
-                return rewriter();
+        if ((argc == 2 || argc == 3) && !strcmp(argv[1], "rewrite")) {
+                char *end = NULL;
+                unsigned long ms = argc == 3 ? strtoul(argv[2], &end, 10) : 10;
+
+                if (argc == 3 && (end == argv[2] || *end || ms < 1 || ms > 10000))
+                        return usage();
+                return rewriter((unsigned)ms);
+        }
         if (argc == 2 && !strcmp(argv[1], "setup")) {
                 /* Two memory-backed single-queue disks for the tests and for dd. */
                 if (nullb_create("t0", true, false, d0, sizeof(d0), NULL) < 0 ||
