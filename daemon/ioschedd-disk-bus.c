@@ -429,17 +429,19 @@ static int reply_current(sd_bus_message *call, const DiskObject *d) {
         return r < 0 ? r : sd_bus_send(NULL, reply, NULL);
 }
 
-static void current_get_job_done(Completion *c, const JobResult *res) {
-        CurrentGet *g = current_get_of(c);
-        const DiskObject *d = manager_find_disk(g->manager, res->name);
+/* Answers @g's call once: with @error, or with Current as the disk has it now. */
+static void current_get_answer(CurrentGet *g, int error) {
+        const DiskObject *d = manager_find_disk(g->manager, g->name);
         int r;
 
         if (!g->call)
-                return;         /* answered when the wait ran out */
-        if (res->error < 0)
-                r = bus_reply_errnof(g->call, res->error, NULL, "Cannot read disk %s: %m", res->name);
-        else if (!d || !disk_object_is_published(d) || !d->current_read)
-                r = bus_reply_errnof(g->call, -ENODEV, NULL, "Disk %s went away.", res->name);
+                return;         /* answered already (the wait ran out) */
+        if (error >= 0 && (!d || !disk_object_is_published(d)))
+                error = -ENODEV;
+        if (error == -ENODEV)
+                r = bus_reply_errnof(g->call, error, NULL, "Disk %s went away.", g->name);
+        else if (error < 0)
+                r = bus_reply_errnof(g->call, error, NULL, "Cannot read disk %s: %m", g->name);
         else
                 r = reply_current(g->call, d);
         if (r < 0)
@@ -447,22 +449,20 @@ static void current_get_job_done(Completion *c, const JobResult *res) {
         g->call = sd_bus_message_unref(g->call);
 }
 
+static void current_get_job_done(Completion *c, const JobResult *res) {
+        CurrentGet *g = current_get_of(c);
+        const DiskObject *d = manager_find_disk(g->manager, g->name);
+
+        /* Read, but not with Current's keys: not the disk that was asked about. */
+        current_get_answer(g, res->error < 0 ? res->error : d && !d->current_read ? -ENODEV : 0);
+}
+
 static void current_get_done(Completion *c) {
 }
 
 /* The read did not land in time: the keys read so far (the rules' and the scheduler). */
 static int on_current_timeout(sd_event_source *s, uint64_t usec, void *userdata) {
-        CurrentGet *g = userdata;
-        const DiskObject *d = manager_find_disk(g->manager, g->name);
-        int r;
-
-        if (!g->call)
-                return 0;
-        r = d && disk_object_is_published(d) ? reply_current(g->call, d) :
-            bus_reply_errnof(g->call, -ENODEV, NULL, "Disk %s went away.", g->name);
-        if (r < 0)
-                log_debug_errno(r, "Cannot send a reply: %m");
-        g->call = sd_bus_message_unref(g->call);
+        current_get_answer(userdata, 0);
         return 0;
 }
 

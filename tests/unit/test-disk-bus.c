@@ -139,8 +139,8 @@ static bool has_key(sd_bus_message *m, const char *key) {
         return found;
 }
 
-/* Keeps the first message it is called with. */
-static int on_get(sd_bus_message *m, void *userdata, sd_bus_error *error) {
+/* Keeps the first message it is called with (a reply, a signal). */
+static int keep_first(sd_bus_message *m, void *userdata, sd_bus_error *error) {
         sd_bus_message **kept = userdata;
 
         if (!*kept)
@@ -178,7 +178,7 @@ TEST(current_read_when_asked) {
         reply = sd_bus_message_unref(reply);
 
         assert_true(sd_bus_call_method_async(w->client, NULL, NULL, BUS_DISK_PATH_PREFIX "/loop1",
-                                             "org.freedesktop.DBus.Properties", "Get", on_get, &reply, "ss",
+                                             "org.freedesktop.DBus.Properties", "Get", keep_first, &reply, "ss",
                                              BUS_DISK_INTERFACE, bus_property_name(BUS_DISK_CURRENT)) >= 0);
         while (w->n_submitted == 0)
                 assert_true(sd_event_run(w->m->event, UINT64_MAX) >= 0);
@@ -204,12 +204,12 @@ TEST(current_wait_runs_out) {
         world_connect_bus(w);
         w->m->announcing = true;        /* signals are sent once the name is ours */
         assert_true(sd_bus_match_signal(w->client, NULL, NULL, BUS_DISK_PATH_PREFIX "/loop0",
-                                        "org.freedesktop.DBus.Properties", "PropertiesChanged", on_get, &sig) >= 0);
+                                        "org.freedesktop.DBus.Properties", "PropertiesChanged", keep_first, &sig) >= 0);
         /* The wait's end on the loop's clock, which is ahead of the world's fake one. */
         w->mono = 0;
         jobs = w->n_jobs;
         assert_true(sd_bus_call_method_async(w->client, NULL, NULL, BUS_DISK_PATH_PREFIX "/loop0",
-                                             "org.freedesktop.DBus.Properties", "Get", on_get, &reply, "ss",
+                                             "org.freedesktop.DBus.Properties", "Get", keep_first, &reply, "ss",
                                              BUS_DISK_INTERFACE, bus_property_name(BUS_DISK_CURRENT)) >= 0);
         while (!reply)
                 assert_true(sd_event_run(w->m->event, UINT64_MAX) >= 0);
@@ -461,14 +461,6 @@ TEST(introspection) {
 
 DEFINE_TEST_MAIN(NULL, NULL);
 
-static int on_signal(sd_bus_message *m, void *userdata, sd_bus_error *error) {
-        sd_bus_message **ret = userdata;
-
-        if (!*ret)
-                *ret = sd_bus_message_ref(m);
-        return 0;
-}
-
 /* The text of property @name in a GetAll reply. */
 static char *all_property(sd_bus_message *all, const char *name) {
         const char *n;
@@ -502,7 +494,7 @@ TEST(properties_changed) {
         w->m->announcing = true;
         assert_true(sd_bus_add_match(w->client, NULL,
                                      "type='signal',interface='org.freedesktop.DBus.Properties',member='PropertiesChanged'",
-                                     on_signal, &sig) >= 0);
+                                     keep_first, &sig) >= 0);
         d = world_disk(w, "loop1");
         d->dirty = DISK_FIELD_BIT(DISK_FIELD_ROTATIONAL) | DISK_FIELD_BIT(DISK_OBJECT_LAST_APPLIED);
         disk_bus_emit_changed(d);
