@@ -25,6 +25,7 @@
  * Only this guest's null_blk disks are touched; it never runs on the host.
  */
 #define _GNU_SOURCE
+#include <assert.h>
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
@@ -1375,9 +1376,15 @@ static void test_iops(const char *disk, const char *sched, int seconds)
 
 /*
  * The same-value rewriter that verify --blktests runs beside every test:
- * until SIGTERM, every PAUSE_MS ms (10 unless given), the current scheduler (also "none") and
- * nr_requests of every disk but the guest's root (vda) are written back, as
- * udev rules and tuning tools do.  Prints one line when stopped:
+ * until SIGTERM, the current scheduler (also "none") and nr_requests of every
+ * disk but the guest's root (vda) are written back, as udev rules and tuning
+ * tools do, at RATE writes a second (20 unless given), one disk after the
+ * other.  A write is started 1/RATE s after the one before it started, or at
+ * once when that one took longer: a kernel whose writes freeze the queue gets
+ * as many as they let through, one whose writes are cheap gets RATE, so the
+ * load offered is the same on every kernel (a fixed pause between rounds gave
+ * the kernel with cheap writes 20 to 30 times the writes).  Prints one line
+ * when stopped:
  *   KT rewriter <writes> <ebusy> <enoent_enodev> <other_errors> <slowest_us>
  * (a disk removed between the read and the write counts as ENOENT/ENODEV).
  */
@@ -1387,6 +1394,21 @@ static void on_term(int sig)
 {
         (void)sig;
         rewriter_stop = 1;
+}
+
+/* Waits until *next (µs of now_us()), then sets it one interval later; not to catch up. */
+static void rewriter_pace(uint64_t *next, uint64_t interval_us)
+{
+        uint64_t t = now_us();
+
+        while (t < *next && !rewriter_stop) {
+                struct timespec ts = { (time_t)((*next - t) / 1000000),
+                                       (long)((*next - t) % 1000000) * 1000 };
+
+                nanosleep(&ts, NULL); /* SIGTERM ends it early */
+                t = now_us();
+        }
+        *next = (t > *next ? t : *next) + interval_us;
 }
 
 static void rewrite_one(const char *disk, const char *attr, const char *val,
@@ -1411,31 +1433,40 @@ static void rewrite_one(const char *disk, const char *attr, const char *val,
         }
 }
 
-static int rewriter(unsigned pause_ms)
+static int rewriter(unsigned rate)
 {
         unsigned long c[4] = { 0 };
-        uint64_t slowest = 0;
-        struct timespec pause = { pause_ms / 1000, (long)(pause_ms % 1000) * 1000 * 1000 };
+        uint64_t slowest = 0, interval = 1000000 / rate, next = now_us();
         char cur[64];
         struct dirent *de;
         DIR *d;
 
+        assert(rate >= 1 && rate <= 10000);
         signal(SIGTERM, on_term);
         signal(SIGINT, on_term);
         while (!rewriter_stop) {
+                unsigned long before = c[0];
+
                 d = opendir("/sys/block");
                 if (!d)
                         return 1;
                 while ((de = readdir(d)) && !rewriter_stop) {
                         if (de->d_name[0] == '.' || !strcmp(de->d_name, "vda"))
                                 continue;
-                        if (current_sched(de->d_name, cur, sizeof(cur)) == 0)
-                                rewrite_one(de->d_name, "scheduler", cur, c, &slowest);
-                        if (qread(de->d_name, "nr_requests", cur, sizeof(cur)) == 0)
-                                rewrite_one(de->d_name, "nr_requests", cur, c, &slowest);
+                        if (current_sched(de->d_name, cur, sizeof(cur)) == 0) {
+                                rewriter_pace(&next, interval);
+                                if (!rewriter_stop)
+                                        rewrite_one(de->d_name, "scheduler", cur, c, &slowest);
+                        }
+                        if (!rewriter_stop && qread(de->d_name, "nr_requests", cur, sizeof(cur)) == 0) {
+                                rewriter_pace(&next, interval);
+                                if (!rewriter_stop)
+                                        rewrite_one(de->d_name, "nr_requests", cur, c, &slowest);
+                        }
                 }
                 closedir(d);
-                nanosleep(&pause, NULL);
+                if (c[0] == before) /* no disk to write: wait an interval, not spin */
+                        rewriter_pace(&next, interval);
         }
         printf("KT rewriter %lu %lu %lu %lu %llu\n", c[0], c[1], c[2], c[3],
                (unsigned long long)slowest);
@@ -1453,7 +1484,7 @@ static void on_alarm(int sig)
 static int usage(void)
 {
         fprintf(stderr, "usage: ktest setup | measure DISK0 DISK1 | stress SECONDS DISK0 DISK1 | "
-                "addbench N | race-nrhwq SECONDS | rewrite [PAUSE_MS]\n");
+                "addbench N | race-nrhwq SECONDS | rewrite [WRITES_PER_S]\n");
         return 2;
 }
 
@@ -1466,11 +1497,11 @@ int main(int argc, char **argv)
 
         if ((argc == 2 || argc == 3) && !strcmp(argv[1], "rewrite")) {
                 char *end = NULL;
-                unsigned long ms = argc == 3 ? strtoul(argv[2], &end, 10) : 10;
+                unsigned long rate = argc == 3 ? strtoul(argv[2], &end, 10) : 20;
 
-                if (argc == 3 && (end == argv[2] || *end || ms < 1 || ms > 10000))
+                if (argc == 3 && (end == argv[2] || *end || rate < 1 || rate > 10000))
                         return usage();
-                return rewriter((unsigned)ms);
+                return rewriter((unsigned)rate);
         }
         if (argc == 2 && !strcmp(argv[1], "setup")) {
                 /* Two memory-backed single-queue disks for the tests and for dd. */
