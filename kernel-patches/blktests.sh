@@ -75,6 +75,13 @@ bt_mem=${IOSCHED_BLKTESTS_MEMORY:-$bt_mem_default}
 if ! [[ "$bt_mem" =~ ^[0-9]+$ ]] || [ "$bt_mem" -lt 1024 ]; then
 	die "IOSCHED_BLKTESTS_MEMORY: MiB, at least 1024: $bt_mem"
 fi
+# IOSCHED_BLKTESTS_CPUS (the guest's vCPUs, default 2): block/038 writes 4 to
+# null_blk's submit_queues, which a guest with fewer CPUs refuses (EINVAL);
+# results of another count are named TEST+cpusN.
+bt_cpus=${IOSCHED_BLKTESTS_CPUS:-2}
+if ! [[ "$bt_cpus" =~ ^[1-9][0-9]*$ ]] || [ "$bt_cpus" -gt 16 ]; then
+	die "IOSCHED_BLKTESTS_CPUS: 1 to 16: $bt_cpus"
+fi
 bt_norewriter=" $(echo "${IOSCHED_BLKTESTS_NO_REWRITER:-}" | tr , ' ') "
 for t in $bt_norewriter; do
 	[[ " $bt_tests " == *" $t "* ]] || die "IOSCHED_BLKTESTS_NO_REWRITER: $t is not a test of this run"
@@ -100,6 +107,7 @@ for t in $bt_tests; do
 		t=$t+rate$bt_rw_rate
 	fi
 	[ "$bt_mem" = "$bt_mem_default" ] || t=$t+mem$bt_mem
+	[ "$bt_cpus" = 2 ] || t=$t+cpus$bt_cpus
 	[ "$bt_release" = bookworm ] || t=$t+$bt_release
 	bt_runs="$bt_runs $t"
 done
@@ -287,10 +295,10 @@ bt_start() { # unpatched|patched
 		truncate -s 1G "$nvme_img"
 	fi
 	log=$bt/console-$kind.log
-	log "booting the $kind blktests kernel, ${bt_mem} MiB${nvme_pci:+ and an NVMe controller}, on: $todo (at most ${limit}s, no test started after $((limit - bt_margin))s)"
+	log "booting the $kind blktests kernel, ${bt_cpus} vCPUs, ${bt_mem} MiB${nvme_pci:+ and an NVMe controller}, on: $todo (at most ${limit}s, no test started after $((limit - bt_margin))s)"
 	bt_t[$kind]=$SECONDS
 	bt_lim[$kind]=$limit
-	timeout "$limit" qemu-system-x86_64 -accel tcg -smp 2 -m "$bt_mem" \
+	timeout "$limit" qemu-system-x86_64 -accel tcg -smp "$bt_cpus" -m "$bt_mem" \
 		-display none -monitor none -serial "file:$log" -no-reboot \
 		-kernel "$bt/kernel-$kind/bzImage" \
 		-drive "file=$img,if=virtio,format=raw,cache=unsafe" \

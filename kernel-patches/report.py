@@ -195,12 +195,13 @@ def prefixes(paths):
 
 
 def label(t):
-    """A result's name as the table shows it: TEST[+norewriter|+rateN][+memMIB][+trixie]
+    """A result's name as the table shows it: TEST[+norewriter|+rateN][+memMIB][+cpusN][+trixie]
     (verify's IOSCHED_BLKTESTS_NO_REWRITER, IOSCHED_BLKTESTS_REWRITER_RATE,
-    IOSCHED_BLKTESTS_MEMORY and IOSCHED_BLKTESTS_RELEASE)."""
+    IOSCHED_BLKTESTS_MEMORY, IOSCHED_BLKTESTS_CPUS and IOSCHED_BLKTESTS_RELEASE)."""
     name, *conds = t.split("+")
     words = ["without the rewriter" if c == "norewriter"
              else f"rewriter at {c[4:]} writes/s" if c.startswith("rate")
+             else f"{c[4:]} vCPUs" if c.startswith("cpus")
              else "Debian 13 guest" if c == "trixie" else f"{c[3:]} MiB guest"
              for c in conds]
     return f"{name} ({', '.join(words)})" if words else name
