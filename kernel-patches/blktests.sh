@@ -34,6 +34,11 @@ bt_watch=${IOSCHED_BLKTESTS_WATCH:-}
 if [ -n "${IOSCHED_BLKTESTS_UNTIL:-}" ]; then
 	bt_until=$(date -d "$IOSCHED_BLKTESTS_UNTIL" +%s) ||
 		die "IOSCHED_BLKTESTS_UNTIL: not a time: $IOSCHED_BLKTESTS_UNTIL"
+	# a time of day already past is tomorrow's (01:30 given at 23:00)
+	if [ "$bt_until" -le "$(date +%s)" ] && [[ "$IOSCHED_BLKTESTS_UNTIL" =~ ^[0-9]{1,2}:[0-9]{2}(:[0-9]{2})?$ ]]; then
+		bt_until=$(date -d "tomorrow $IOSCHED_BLKTESTS_UNTIL" +%s)
+	fi
+	[ "$bt_until" -gt "$(date +%s)" ] || die "IOSCHED_BLKTESTS_UNTIL: $IOSCHED_BLKTESTS_UNTIL is past"
 fi
 # A guest starts no test in the last bt_margin seconds of its time limit: a
 # test of the list takes 1-3 min under TCG + KASAN, and a guest that ends by
