@@ -1379,7 +1379,7 @@ static void test_iops(const char *disk, const char *sched, int seconds)
  * until SIGTERM, the current scheduler (also "none") and nr_requests of every
  * disk but the guest's root (vda) are written back, as udev rules and tuning
  * tools do, at RATE writes a second (20 unless given), one disk after the
- * other.  A write is started 1/RATE s after the one before it started, or at
+ * other, each value read right before it is written.  A write is started 1/RATE s after the one before it started, or at
  * once when that one took longer: a kernel whose writes freeze the queue gets
  * as many as they let through, one whose writes are cheap gets RATE, so the
  * load offered is the same on every kernel (a fixed pause between rounds gave
@@ -1453,16 +1453,13 @@ static int rewriter(unsigned rate)
                 while ((de = readdir(d)) && !rewriter_stop) {
                         if (de->d_name[0] == '.' || !strcmp(de->d_name, "vda"))
                                 continue;
-                        if (current_sched(de->d_name, cur, sizeof(cur)) == 0) {
-                                rewriter_pace(&next, interval);
-                                if (!rewriter_stop)
-                                        rewrite_one(de->d_name, "scheduler", cur, c, &slowest);
-                        }
-                        if (!rewriter_stop && qread(de->d_name, "nr_requests", cur, sizeof(cur)) == 0) {
-                                rewriter_pace(&next, interval);
-                                if (!rewriter_stop)
-                                        rewrite_one(de->d_name, "nr_requests", cur, c, &slowest);
-                        }
+                        /* paced before the read: the value written is the one just read */
+                        rewriter_pace(&next, interval);
+                        if (!rewriter_stop && current_sched(de->d_name, cur, sizeof(cur)) == 0)
+                                rewrite_one(de->d_name, "scheduler", cur, c, &slowest);
+                        rewriter_pace(&next, interval);
+                        if (!rewriter_stop && qread(de->d_name, "nr_requests", cur, sizeof(cur)) == 0)
+                                rewrite_one(de->d_name, "nr_requests", cur, c, &slowest);
                 }
                 closedir(d);
                 if (c[0] == before) /* no disk to write: wait an interval, not spin */
