@@ -69,13 +69,13 @@ done
 for t in $bt_tests; do
 	[ -f "$blktests_src/tests/$t" ] || die "no blktests test $t"
 done
-# IOSCHED_BLKTESTS_MEMORY (MiB of guest memory, default 3072) and
+# IOSCHED_BLKTESTS_MEMORY (MiB of guest memory, default 7168: throtl/006 runs the guest out of memory in 3072 under KASAN) and
 # IOSCHED_BLKTESTS_NO_REWRITER (tests that run without the rewriter) are part
 # of a result's name (and IOSCHED_BLKTESTS_REWRITER_RATE, below): TEST, TEST+norewriter, TEST+mem6144,
 # TEST+norewriter+mem6144.  A result made without the rewriter or with other
 # memory is never taken for one of the default run, and a test with a result
 # runs again under other conditions.
-bt_mem_default=3072
+bt_mem_default=7168
 bt_mem=${IOSCHED_BLKTESTS_MEMORY:-$bt_mem_default}
 if ! [[ "$bt_mem" =~ ^[0-9]+$ ]] || [ "$bt_mem" -lt 1024 ]; then
 	die "IOSCHED_BLKTESTS_MEMORY: MiB, at least 1024: $bt_mem"
