@@ -81,11 +81,13 @@ if ! [[ "$bt_mem" =~ ^[0-9]+$ ]] || [ "$bt_mem" -lt 1024 ]; then
 	die "IOSCHED_BLKTESTS_MEMORY: MiB, at least 1024: $bt_mem"
 fi
 # IOSCHED_BLKTESTS_CPUS (the guest's vCPUs, default 2): block/038 writes 4 to
-# null_blk's submit_queues, which a guest with fewer CPUs refuses (EINVAL);
-# results of another count are named TEST+cpusN.
+# null_blk's submit_queues, which null_blk refuses (EINVAL) beyond nr_cpu_ids;
+# results of another count are named TEST+cpusN.  No more than the kernels'
+# CONFIG_NR_CPUS (blktests.fragment): the kernel would use no more.
 bt_cpus=${IOSCHED_BLKTESTS_CPUS:-2}
-if ! [[ "$bt_cpus" =~ ^[1-9][0-9]*$ ]] || [ "$bt_cpus" -gt 16 ]; then
-	die "IOSCHED_BLKTESTS_CPUS: 1 to 16: $bt_cpus"
+bt_nr_cpus=$(sed -n 's/^CONFIG_NR_CPUS=//p' "$here/blktests.fragment")
+if ! [[ "$bt_cpus" =~ ^[1-9][0-9]*$ ]] || [ "$bt_cpus" -gt "${bt_nr_cpus:-1}" ]; then
+	die "IOSCHED_BLKTESTS_CPUS: 1 to blktests.fragment's CONFIG_NR_CPUS (${bt_nr_cpus:-none}): $bt_cpus"
 fi
 bt_norewriter=" $(echo "${IOSCHED_BLKTESTS_NO_REWRITER:-}" | tr , ' ') "
 for t in $bt_norewriter; do
