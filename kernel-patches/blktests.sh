@@ -84,7 +84,8 @@ fi
 # null_blk's submit_queues, which null_blk refuses (EINVAL) beyond nr_cpu_ids;
 # results of another count are named TEST+cpusN.  No more than the kernels'
 # CONFIG_NR_CPUS (blktests.fragment): the kernel would use no more.
-bt_cpus=${IOSCHED_BLKTESTS_CPUS:-2}
+bt_cpus_default=2
+bt_cpus=${IOSCHED_BLKTESTS_CPUS:-$bt_cpus_default}
 bt_nr_cpus=$(sed -n 's/^CONFIG_NR_CPUS=//p' "$here/blktests.fragment")
 if ! [[ "$bt_cpus" =~ ^[1-9][0-9]*$ ]] || [ "$bt_cpus" -gt "${bt_nr_cpus:-1}" ]; then
 	die "IOSCHED_BLKTESTS_CPUS: 1 to blktests.fragment's CONFIG_NR_CPUS (${bt_nr_cpus:-none}): $bt_cpus"
@@ -102,7 +103,8 @@ case "$bt_release" in bookworm | trixie) ;; *) die "IOSCHED_BLKTESTS_RELEASE: bo
 # IOSCHED_BLKTESTS_REWRITER_RATE (default 20, ktest's): the rewriter's
 # same-value writes a second, offered alike to both kernels; another value is
 # part of the name, TEST+rateN.
-bt_rw_rate=${IOSCHED_BLKTESTS_REWRITER_RATE:-20}
+bt_rw_rate_default=20 # ktest rewrite's own
+bt_rw_rate=${IOSCHED_BLKTESTS_REWRITER_RATE:-$bt_rw_rate_default}
 if ! [[ "$bt_rw_rate" =~ ^[1-9][0-9]*$ ]] || [ "$bt_rw_rate" -gt 10000 ]; then
 	die "IOSCHED_BLKTESTS_REWRITER_RATE: writes a second, 1 to 10000: $bt_rw_rate"
 fi
@@ -110,11 +112,11 @@ bt_runs=
 for t in $bt_tests; do
 	if [[ "$bt_norewriter" == *" $t "* ]]; then
 		t=$t+norewriter
-	elif [ "$bt_rw_rate" != 20 ]; then
+	elif [ "$bt_rw_rate" != "$bt_rw_rate_default" ]; then
 		t=$t+rate$bt_rw_rate
 	fi
 	[ "$bt_mem" = "$bt_mem_default" ] || t=$t+mem$bt_mem
-	[ "$bt_cpus" = 2 ] || t=$t+cpus$bt_cpus
+	[ "$bt_cpus" = "$bt_cpus_default" ] || t=$t+cpus$bt_cpus
 	[ "$bt_release" = bookworm ] || t=$t+$bt_release
 	bt_runs="$bt_runs $t"
 done

@@ -1379,8 +1379,9 @@ static void test_iops(const char *disk, const char *sched, int seconds)
  * until SIGTERM, the current scheduler (also "none") and nr_requests of every
  * disk but the guest's root (vda) are written back, as udev rules and tuning
  * tools do, at RATE writes a second (20 unless given), one disk after the
- * other, each value read right before it is written.  A write is started 1/RATE s after the one before it started, or at
- * once when that one took longer: a kernel whose writes freeze the queue gets
+ * other, each value read right before it is written.  A write is started
+ * 1/RATE s after the one before it started, or at once when that one took
+ * longer: a kernel whose writes freeze the queue gets
  * as many as they let through, one whose writes are cheap gets RATE, so the
  * load offered is the same on every kernel (a fixed pause between rounds gave
  * the kernel with cheap writes 20 to 30 times the writes).  Prints one line
