@@ -80,10 +80,13 @@ bt_mem=${IOSCHED_BLKTESTS_MEMORY:-$bt_mem_default}
 if ! [[ "$bt_mem" =~ ^[0-9]+$ ]] || [ "$bt_mem" -lt 1024 ]; then
 	die "IOSCHED_BLKTESTS_MEMORY: MiB, at least 1024: $bt_mem"
 fi
-# IOSCHED_BLKTESTS_CPUS (the guest's vCPUs, default 2): block/038 writes 4 to
-# null_blk's submit_queues, which null_blk refuses (EINVAL) beyond nr_cpu_ids;
-# results of another count are named TEST+cpusN.  No more than the kernels'
-# CONFIG_NR_CPUS (blktests.fragment): the kernel would use no more.
+# IOSCHED_BLKTESTS_CPUS (the guest's online vCPUs, default 2); results of
+# another count are named TEST+cpusN.  No more than the kernels'
+# CONFIG_NR_CPUS (blktests.fragment): the kernel would use no more.  The
+# guest always has CONFIG_NR_CPUS possible CPUs (QEMU's maxcpus, the rest
+# hot-pluggable and never plugged), so nr_cpu_ids is CONFIG_NR_CPUS:
+# block/038 writes 4 to null_blk's submit_queues, which null_blk refuses
+# (EINVAL) beyond nr_cpu_ids.
 bt_cpus_default=2
 bt_cpus=${IOSCHED_BLKTESTS_CPUS:-$bt_cpus_default}
 bt_nr_cpus=$(sed -n 's/^CONFIG_NR_CPUS=//p' "$here/blktests.fragment")
@@ -304,10 +307,10 @@ bt_start() { # unpatched|patched
 		truncate -s 1G "$nvme_img"
 	fi
 	log=$bt/console-$kind.log
-	log "booting the $kind blktests kernel, ${bt_cpus} vCPUs, ${bt_mem} MiB${nvme_pci:+ and an NVMe controller}, on: $todo (at most ${limit}s, no test started after $((limit - bt_margin))s)"
+	log "booting the $kind blktests kernel, ${bt_cpus} of ${bt_nr_cpus} vCPUs, ${bt_mem} MiB${nvme_pci:+ and an NVMe controller}, on: $todo (at most ${limit}s, no test started after $((limit - bt_margin))s)"
 	bt_t[$kind]=$SECONDS
 	bt_lim[$kind]=$limit
-	timeout "$limit" qemu-system-x86_64 -accel tcg -smp "$bt_cpus" -m "$bt_mem" \
+	timeout "$limit" qemu-system-x86_64 -accel tcg -smp "$bt_cpus,maxcpus=$bt_nr_cpus" -m "$bt_mem" \
 		-display none -monitor none -serial "file:$log" -no-reboot \
 		-kernel "$bt/kernel-$kind/bzImage" \
 		-drive "file=$img,if=virtio,format=raw,cache=unsafe" \
@@ -333,6 +336,7 @@ bt_finish() { # unpatched|patched
 	while read -r -a w; do
 		case "${w[1]}" in
 		start) cur=${w[2]} ;;
+		cpus) log "$kind: CPUs ${w[*]:2}" ;;
 		result) echo "${w[*]:2}" >>"$results"; cur= ;;
 		dmesg) echo "${w[*]:2}" >>"$bt/dmesg-$kind.$key.txt" ;;
 		stop) log "$kind: time limit near, tests from ${w[2]} on not started; they run next time" ;;
