@@ -194,6 +194,15 @@ def prefixes(paths):
     return 0
 
 
+def nr_cpus():
+    """CONFIG_NR_CPUS of blktests.fragment: the guest's vCPUs, of which verify
+    brings up IOSCHED_BLKTESTS_CPUS (2 unless a result's name says +cpusN)."""
+    with open(os.path.join(os.path.dirname(os.path.abspath(__file__)), "blktests.fragment")) as f:
+        m = re.search(r"^CONFIG_NR_CPUS=(\d+)$", f.read(), re.M)
+    assert m, "blktests.fragment sets no CONFIG_NR_CPUS"
+    return int(m.group(1))
+
+
 def label(t):
     """A result's name as the table shows it: TEST[+norewriter|+rateN][+memMIB][+cpusN][+trixie]
     (verify's IOSCHED_BLKTESTS_NO_REWRITER, IOSCHED_BLKTESTS_REWRITER_RATE,
@@ -201,7 +210,7 @@ def label(t):
     name, *conds = t.split("+")
     words = ["without the rewriter" if c == "norewriter"
              else f"rewriter at {c[4:]} writes/s" if c.startswith("rate")
-             else f"{c[4:]} vCPUs" if c.startswith("cpus")
+             else f"{c[4:]} vCPUs online" if c.startswith("cpus")
              else "Debian 13 guest" if c == "trixie" else f"{c[3:]} MiB guest"
              for c in conds]
     return f"{name} ({', '.join(words)})" if words else name
@@ -242,7 +251,8 @@ def blktests(d, tests):
                 f"{enoent} ENOENT/ENODEV, {errors} other errors, slowest "
                 f"{int(slowest) / 1000:.1f} ms")
 
-    print("blktests (a608cb5) in a Debian 12 guest (but those marked \"Debian 13 guest\"), QEMU TCG, 2 vCPUs; kernels built with "
+    print("blktests (a608cb5) in a Debian 12 guest (but those marked \"Debian 13 guest\"), QEMU TCG, "
+          f"2 vCPUs online of {nr_cpus()} (nr_cpu_ids {nr_cpus()}); kernels built with "
           "PROVE_LOCKING, KASAN, DEBUG_ATOMIC_SLEEP; beside every test (but those marked \"without the rewriter\") the same-value "
           "rewriter (the current scheduler, \"none\" included, and nr_requests of every "
           "disk but the root, 20 writes a second on both kernels, or as many as they let through):\n")
