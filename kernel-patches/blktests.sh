@@ -130,6 +130,13 @@ done
 # and the guest runs them with TEST_DEVS=(/dev/nvme0n1) (config-nvme-pci;
 # the guest reads the list from nvme-pci-tests).
 bt_nvme_pci_tests="nvme/053"
+# Tests that run with every vCPU online (the guest brings the others up
+# before each and takes them down after it; all-cpus-tests): nvme-fabrics
+# asks for one I/O queue per online CPU, blk-mq spreads the possible ones over
+# them, and a queue with only offline CPUs refuses its connect command
+# (blk_mq_alloc_request_hctx(), -EXDEV), so nvme/040's connect fails on both
+# kernels while CPUs are offline.
+bt_all_cpus_tests="nvme/040"
 
 # ------------------------------------------------------------- kernels
 # One build directory for both kernels, in the tree verify keeps: the series
@@ -234,6 +241,7 @@ nvme_trtype=loop
 EOF
 sed 's|^TEST_DEVS=.*|TEST_DEVS=(/dev/nvme0n1)|' "$root/blktests/config" >"$root/blktests/config-nvme-pci"
 echo "$bt_nvme_pci_tests" >"$root/blktests/nvme-pci-tests"
+echo "$bt_all_cpus_tests" >"$root/blktests/all-cpus-tests"
 gcc -static -O2 -Wall -Wextra -Werror -std=gnu11 -o "$root/usr/local/bin/ktest" "$here/guest/ktest.c"
 install -m 0755 "$here/guest/blktests-init" "$root/blktests-init"
 pass "blktests image ready (blktests $(cat "$blktests_src/.iosched-version" 2>/dev/null || echo "from $blktests_src"))"
