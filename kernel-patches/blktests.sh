@@ -387,7 +387,7 @@ stage blktests-report
 # report.py exits 3 while results are missing: under set -e and pipefail that
 # would end verify at the pipeline, before the lines below
 set +e
-python3 "$here/report.py" --blktests "$bt" $bt_runs | tee "$bt/table.md"
+python3 "$here/report.py" --blktests "$bt" "$bt_cpus_default/$bt_nr_cpus" $bt_runs | tee "$bt/table.md"
 rc=${PIPESTATUS[0]}
 set -e
 [ "$rc" = 0 ] || [ "$rc" = 3 ] || die "blktests: see the table above"

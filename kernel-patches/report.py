@@ -3,7 +3,7 @@
 
 usage: report.py [--kernel 7.3-fixes|7.3-next|6.12] BASE.log PATCHED.log SOURCE-DEB STRESS-SECONDS
        report.py --prefixes BASE.log PREFIX-1.log ... PATCHED.log
-       report.py --blktests DIR TEST...
+       report.py --blktests DIR ONLINE/CPUS TEST...
 
 Each X.log is the serial console of the main boot of a kernel; the disk-add
 benchmark boot of the same kernel (QEMU -icount) is read from X.addbench.log
@@ -194,15 +194,6 @@ def prefixes(paths):
     return 0
 
 
-def nr_cpus():
-    """CONFIG_NR_CPUS of blktests.fragment: the guest's vCPUs, of which verify
-    brings up IOSCHED_BLKTESTS_CPUS (2 unless a result's name says +cpusN)."""
-    with open(os.path.join(os.path.dirname(os.path.abspath(__file__)), "blktests.fragment")) as f:
-        m = re.search(r"^CONFIG_NR_CPUS=(\d+)$", f.read(), re.M)
-    assert m, "blktests.fragment sets no CONFIG_NR_CPUS"
-    return int(m.group(1))
-
-
 def label(t):
     """A result's name as the table shows it: TEST[+norewriter|+rateN][+memMIB][+cpusN][+trixie]
     (verify's IOSCHED_BLKTESTS_NO_REWRITER, IOSCHED_BLKTESTS_REWRITER_RATE,
@@ -216,14 +207,19 @@ def label(t):
     return f"{name} ({', '.join(words)})" if words else name
 
 
-def blktests(d, tests):
+def blktests(d, cpus, tests):
     """The table of verify --blktests from DIR/results-{unpatched,patched}.KEY.txt,
     KEY that of the kernel built now (DIR/kernel-{unpatched,patched}/key).
+    CPUS is ONLINE/CPUS as verify boots the guest: its vCPUs online by default
+    (a result named TEST+cpusN had N) of all it has, its nr_cpu_ids.
 
     Exit 0: every test has a result on both kernels, none passes unpatched and
     fails patched, the patched guest died in none and its kernel log has no
     finding that 7.3.4's has not in the same test;
     3: results missing (run again); 1: otherwise."""
+    m = re.fullmatch(r"(\d+)/(\d+)", cpus)
+    assert m, f"ONLINE/CPUS: {cpus}"
+    online, nr_cpus = m.groups()
     kinds = ("unpatched", "patched")
     res = {k: {} for k in kinds}
     dmesg = {}
@@ -252,7 +248,7 @@ def blktests(d, tests):
                 f"{int(slowest) / 1000:.1f} ms")
 
     print("blktests (a608cb5) in a Debian 12 guest (but those marked \"Debian 13 guest\"), QEMU TCG, "
-          f"2 vCPUs online of {nr_cpus()} (nr_cpu_ids {nr_cpus()}); kernels built with "
+          f"{online} vCPUs online of {nr_cpus} (nr_cpu_ids {nr_cpus}); kernels built with "
           "PROVE_LOCKING, KASAN, DEBUG_ATOMIC_SLEEP; beside every test (but those marked \"without the rewriter\") the same-value "
           "rewriter (the current scheduler, \"none\" included, and nr_requests of every "
           "disk but the root, 20 writes a second on both kernels, or as many as they let through):\n")
@@ -300,8 +296,8 @@ def blktests(d, tests):
 def main():
     if len(sys.argv) > 2 and sys.argv[1] == "--prefixes":
         return prefixes(sys.argv[2:])
-    if len(sys.argv) > 2 and sys.argv[1] == "--blktests":
-        return blktests(sys.argv[2], sys.argv[3:])
+    if len(sys.argv) > 3 and sys.argv[1] == "--blktests":
+        return blktests(sys.argv[2], sys.argv[3], sys.argv[4:])
     argv = sys.argv[1:]
     kernel = "7.3"
     if len(argv) > 1 and argv[0] == "--kernel":
